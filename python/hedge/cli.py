@@ -1,0 +1,95 @@
+"""The ``hedge`` command line.
+
+Each area (simulator, detection, planning, nodes, ImKP, control plane) owns its commands in
+its own module; they are listed in ``COMMANDS`` and imported only when used, so ``hedge
+--help`` stays fast. Errors reach the user as one line and a non-zero exit status; ``--debug``
+shows the traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from hedge import __version__
+from hedge.errors import HedgeError
+
+# name -> (module:attribute, one-line help). Add an area's command group here.
+COMMANDS: dict[str, tuple[str, str]] = {
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and name not in self.commands:
+            module_name, attr = COMMANDS[name][0].split(":")
+            self.add_command(getattr(importlib.import_module(module_name), attr), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items())
+                 if n not in COMMANDS]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hedge")
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """hedge: straggler mitigation for Hadoop YARN MapReduce."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning every error into one line and an exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="hedge", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("hedge: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except HedgeError as exc:
+        if debug:
+            raise
+        click.echo(f"hedge: error: {exc}", err=True)
+        return 2
+    except OSError as exc:
+        if debug:
+            raise
+        click.echo(f"hedge: error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("hedge: interrupted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+        if debug:
+            raise
+        click.echo(
+            f"hedge: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
+            "traceback and report it)",
+            err=True,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Snapshot and action types: the contract between observers (simulator, live AM) and policies."""
+
+from hedge.model.actions import Actions
+from hedge.model.snapshot import (
+    MAP,
+    REDUCE,
+    AttemptState,
+    AttemptTable,
+    ClusterFacts,
+    JobFacts,
+    Snapshot,
+)
+
+__all__ = [
+    "MAP",
+    "REDUCE",
+    "Actions",
+    "AttemptState",
+    "AttemptTable",
+    "ClusterFacts",
+    "JobFacts",
+    "Snapshot",
+]

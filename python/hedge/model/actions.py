@@ -1,0 +1,54 @@
+"""What a policy may ask the AM (or the simulator) to do after one scan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _ints() -> np.ndarray:
+    return np.empty(0, dtype=np.int64)
+
+
+@dataclass
+class Actions:
+    """A policy's answer to one snapshot.
+
+    - ``speculate_task[i]`` gets ``speculate_copies[i]`` extra attempts
+      (``T_ADD_SPEC_ATTEMPT`` once per copy on the live AM); ``prefer_node[i]`` is a node
+      to place them on (-1: anywhere).
+    - ``avoid_nodes``: nodes no new attempt of this job should be placed on.
+    - ``kill_attempt``: attempt ids to kill (their task keeps its other attempts).
+    - ``reserve_slots``: slots to hold back for copies in the next window.
+    - ``next_scan_in``: seconds until the policy wants the next scan (None: default period);
+      Hadoop's DefaultSpeculator waits 15 s after a scan that speculated.
+    """
+
+    speculate_task: np.ndarray = field(default_factory=_ints)
+    speculate_copies: np.ndarray = field(default_factory=_ints)
+    prefer_node: np.ndarray = field(default_factory=_ints)
+    avoid_nodes: np.ndarray = field(default_factory=_ints)
+    kill_attempt: np.ndarray = field(default_factory=_ints)
+    reserve_slots: int = 0
+    next_scan_in: float | None = None
+
+    def __post_init__(self) -> None:
+        self.speculate_task = np.asarray(self.speculate_task, dtype=np.int64)
+        n = len(self.speculate_task)
+        copies = np.asarray(self.speculate_copies, dtype=np.int64)
+        self.speculate_copies = copies if len(copies) else np.ones(n, dtype=np.int64)
+        prefer = np.asarray(self.prefer_node, dtype=np.int64)
+        self.prefer_node = prefer if len(prefer) else np.full(n, -1, dtype=np.int64)
+        self.avoid_nodes = np.asarray(self.avoid_nodes, dtype=np.int64)
+        self.kill_attempt = np.asarray(self.kill_attempt, dtype=np.int64)
+        if not (len(self.speculate_copies) == len(self.prefer_node) == n):
+            raise ValueError("speculate_task, speculate_copies and prefer_node differ in length")
+
+    @classmethod
+    def nothing(cls) -> Actions:
+        return cls()
+
+    @property
+    def copies_requested(self) -> int:
+        return int(self.speculate_copies.sum())
