@@ -178,6 +178,10 @@ class ClusterFacts:
     blacklist: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     # relative speed estimate per node (1.0 = typical); empty when unknown
     node_speed: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # one row per slot (container) of the cluster: its node, and the estimated time it frees
+    # up (<= now: free). Window reservation predicts the slots freeing up from these.
+    slot_node: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    slot_free_at: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 @dataclass

@@ -1,0 +1,108 @@
+"""A workload: jobs with their tasks, as every trace reader and generator produces it.
+
+Flat arrays (struct of arrays) with one row per task, grouped by job: the tasks of job j
+are rows ``job_offsets[j]:job_offsets[j+1]``. The simulator consumes this directly; no
+per-task Python objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hedge.errors import HedgeError
+from hedge.model import MAP
+
+
+@dataclass
+class Workload:
+    """Jobs (arrival order) and their tasks.
+
+    Per job: ``job_ids`` (trace's id, as str), ``arrival`` (s from trace start),
+    ``job_offsets`` (len n_jobs + 1).
+    Per task: ``task_type`` (MAP/REDUCE), ``duration`` (observed or generated run time in
+    seconds on a typical node: the task's *work*), ``input_bytes`` (NaN unknown),
+    ``machine`` (trace machine index, -1 unknown), ``straggler_factor`` (>= 1: how much
+    the task is slowed on purpose, the ground truth for detection metrics; 1 = normal).
+    ``censored``: tasks the reader saw start but not end (counted, not simulated).
+    ``source``: where the workload came from, for reports.
+    """
+
+    job_ids: list[str]
+    arrival: np.ndarray
+    job_offsets: np.ndarray
+    task_type: np.ndarray
+    duration: np.ndarray
+    input_bytes: np.ndarray
+    machine: np.ndarray
+    straggler_factor: np.ndarray
+    censored: int = 0
+    source: str = ""
+    machine_names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.arrival = np.asarray(self.arrival, dtype=np.float64)
+        self.job_offsets = np.asarray(self.job_offsets, dtype=np.int64)
+        self.task_type = np.asarray(self.task_type, dtype=np.int8)
+        self.duration = np.asarray(self.duration, dtype=np.float64)
+        self.input_bytes = np.asarray(self.input_bytes, dtype=np.float64)
+        self.machine = np.asarray(self.machine, dtype=np.int64)
+        self.straggler_factor = np.asarray(self.straggler_factor, dtype=np.float64)
+        n_jobs, n_tasks = len(self.job_ids), len(self.duration)
+        if len(self.arrival) != n_jobs or len(self.job_offsets) != n_jobs + 1:
+            raise HedgeError(f"workload {self.source!r}: job arrays disagree on the job count")
+        if self.job_offsets[0] != 0 or self.job_offsets[-1] != n_tasks:
+            raise HedgeError(f"workload {self.source!r}: job_offsets do not cover all tasks")
+        for name in ("task_type", "input_bytes", "machine", "straggler_factor"):
+            if len(getattr(self, name)) != n_tasks:
+                raise HedgeError(f"workload {self.source!r}: '{name}' has the wrong length")
+        if (self.duration < 0).any():
+            raise HedgeError(f"workload {self.source!r}: negative task duration")
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.job_ids)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.duration)
+
+    @property
+    def tasks_per_job(self) -> np.ndarray:
+        return np.diff(self.job_offsets)
+
+    @property
+    def task_job(self) -> np.ndarray:
+        """Job index of every task."""
+        return np.repeat(np.arange(self.n_jobs), self.tasks_per_job)
+
+    def job_tasks(self, j: int) -> slice:
+        return slice(int(self.job_offsets[j]), int(self.job_offsets[j + 1]))
+
+    @classmethod
+    def from_jobs(
+        cls,
+        job_ids: list[str],
+        arrival: list[float] | np.ndarray,
+        durations: list[np.ndarray],
+        task_types: list[np.ndarray] | None = None,
+        source: str = "",
+    ) -> Workload:
+        """Build from one duration array per job (maps only unless task_types given)."""
+        sizes = np.array([len(d) for d in durations], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        duration = np.concatenate(durations) if durations else np.empty(0)
+        n = len(duration)
+        types = np.concatenate(task_types) if task_types else np.full(n, MAP, np.int8)
+        return cls(
+            job_ids=list(job_ids),
+            arrival=np.asarray(arrival, dtype=np.float64),
+            job_offsets=offsets,
+            task_type=types,
+            duration=duration,
+            input_bytes=np.full(n, np.nan),
+            machine=np.full(n, -1),
+            straggler_factor=np.ones(n),
+            source=source,
+        )
