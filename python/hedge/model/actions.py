@@ -20,6 +20,9 @@ class Actions:
       to place them on (-1: anywhere).
     - ``avoid_nodes``: nodes no new attempt of this job should be placed on.
     - ``kill_attempt``: attempt ids to kill (their task keeps its other attempts).
+    - ``resume_task[i]``: kill the task's running attempts and launch ``resume_copies[i]``
+      attempts that process only the input the killed attempt had not reached (Chronos
+      Speculative-Resume). Simulator only: stock Hadoop discards a killed map's partial output.
     - ``reserve_slots``: slots to hold back for copies in the next window.
     - ``next_scan_in``: seconds until the policy wants the next scan (None: default period);
       Hadoop's DefaultSpeculator waits 15 s after a scan that speculated.
@@ -30,6 +33,8 @@ class Actions:
     prefer_node: np.ndarray = field(default_factory=_ints)
     avoid_nodes: np.ndarray = field(default_factory=_ints)
     kill_attempt: np.ndarray = field(default_factory=_ints)
+    resume_task: np.ndarray = field(default_factory=_ints)
+    resume_copies: np.ndarray = field(default_factory=_ints)
     reserve_slots: int = 0
     next_scan_in: float | None = None
 
@@ -42,6 +47,10 @@ class Actions:
         self.prefer_node = prefer if len(prefer) else np.full(n, -1, dtype=np.int64)
         self.avoid_nodes = np.asarray(self.avoid_nodes, dtype=np.int64)
         self.kill_attempt = np.asarray(self.kill_attempt, dtype=np.int64)
+        self.resume_task = np.asarray(self.resume_task, dtype=np.int64)
+        self.resume_copies = np.asarray(self.resume_copies, dtype=np.int64)
+        if len(self.resume_copies) != len(self.resume_task):
+            raise ValueError("resume_task and resume_copies differ in length")
         if not (len(self.speculate_copies) == len(self.prefer_node) == n):
             raise ValueError("speculate_task, speculate_copies and prefer_node differ in length")
 
