@@ -1,0 +1,196 @@
+"""Runtime estimators: when will each attempt finish, judged from what the AM observed.
+
+Every estimator exists twice:
+
+- an array form (``*_arrays``) over plain numpy arrays that broadcast (one value per
+  attempt, or any batch shape such as repetitions x tasks in the detection study), and
+- an ``AttemptTable`` form ``*_ect(attempts, now)`` that picks the table's columns.
+
+All return *estimated completion times* (ECT): absolute seconds on the snapshot clock.
+NaN means no estimate is possible (no received heartbeat, no progress yet, or not enough
+reports for the estimator's rate). An attempt whose last report says progress 1 is
+finished: its ECT is the send time of that report, for every estimator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from hedge.errors import HedgeError
+from hedge.model import AttemptTable
+
+Array = np.ndarray
+
+
+def _finished(ect: Array, progress: Array, sent: Array) -> Array:
+    """Override the estimate of attempts whose last report said progress 1."""
+    return np.where(progress >= 1.0, sent, ect)
+
+
+def legacy_arrays(start: Array, progress: Array, sent: Array, received: Array) -> Array:
+    """Hadoop's LegacyTaskRuntimeEstimator.
+
+    Hadoop updates the estimate when a status arrives: run time = elapsed / progress with
+    elapsed = (time the status was received - launch), so
+    ``ECT = start + (received - start) / p``; NaN while p = 0 or no report arrived.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ect = start + (received - start) / np.where(progress > 0, progress, np.nan)
+    return _finished(ect, progress, sent)
+
+
+def rate_arrays(start: Array, progress: Array, sent: Array, now: float | Array) -> Array:
+    """LATE's progress-rate estimate at scan time t = ``now``.
+
+    ``PR = p / (t - t0)``, time left ``= (1 - p) / PR``, ``ECT = t + (1 - p) / PR``.
+    It pairs the (possibly stale) reported progress with the scan time. NaN while p = 0.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(progress > 0, progress, np.nan) / (now - start)
+        ect = now + (1.0 - progress) / rate
+    return _finished(ect, progress, sent)
+
+
+def jvm_arrays(
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    now: float | Array,
+) -> Array:
+    """Chronos' JVM-start-aware estimate (eq. 32) at scan time t = ``now``.
+
+    Work starts only after the JVM is up, so the processing rate is measured from the first
+    progress report (time t_fp, progress p_fp): ``rate = (p - p_fp) / (t - t_fp)`` and
+    ``ECT = t + (1 - p) * (t - t_fp) / (p - p_fp)``. NaN until a report with progress above
+    p_fp has arrived.
+    """
+    gained = progress - first_progress
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ect = now + (1.0 - progress) * (now - first_progress_time) / np.where(
+            gained > 0, gained, np.nan
+        )
+    return _finished(ect, progress, sent)
+
+
+def fresh_rate_arrays(
+    start: Array, progress: Array, sent: Array, first_progress_time: Array, first_progress: Array
+) -> Array:
+    """hedge's progress rate, measured up to the *send* time st of the last report.
+
+    With two progress reports (p > p_fp) the JVM start-up is excluded, as in Chronos:
+    ``rate = (p - p_fp) / (st - t_fp)``; with one, ``rate = p / (st - t0)`` (t0 = launch).
+    Either way the rate's time span ends at st, when p was true, not at the scan time.
+    NaN while p = 0 or no report arrived.
+    """
+    gained = progress - first_progress
+    since_fp = sent - first_progress_time
+    with np.errstate(divide="ignore", invalid="ignore"):
+        two_reports = (gained > 0) & (since_fp > 0)
+        chronos = gained / np.where(two_reports, since_fp, np.nan)
+        launch = np.where(progress > 0, progress, np.nan) / (sent - start)
+    rate = np.where(two_reports, chronos, launch)
+    return np.where(rate > 0, rate, np.nan)
+
+
+def fresh_progress_arrays(
+    start: Array,
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    now: float | Array,
+) -> Array:
+    """Progress extrapolated to the scan time: ``clip(p + rate * (t - st), p, 1)``.
+
+    Falls back to the reported p where no rate is known (p = 0), so it is defined wherever
+    a report arrived.
+    """
+    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress)
+    ahead = np.nan_to_num(rate * (now - sent), nan=0.0)
+    return np.clip(progress + ahead, progress, 1.0)
+
+
+def fresh_arrays(
+    start: Array,
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    now: float | Array,
+) -> Array:
+    """hedge's heartbeat-freshness-aware estimate.
+
+    ``ECT = max(t, st + (1 - p) / rate)`` with the rate of :func:`fresh_rate_arrays`:
+    the same as extrapolating progress to the scan time t (bounded to [p, 1]) and adding the
+    remaining work at that rate. Heartbeat age therefore does not inflate the estimate.
+    An attempt that by extrapolation should already have finished gets ECT = t.
+    """
+    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress)
+    with np.errstate(invalid="ignore"):
+        ect = np.maximum(now, sent + (1.0 - progress) / rate)
+    return _finished(ect, progress, sent)
+
+
+# --- AttemptTable forms --------------------------------------------------------------------
+
+
+def legacy_ect(attempts: AttemptTable, now: float) -> Array:
+    """:func:`legacy_arrays` on a table (``now`` unused: Hadoop uses the receive time)."""
+    a = attempts
+    return legacy_arrays(a.start, a.progress, a.report_sent, a.report_received)
+
+
+def rate_ect(attempts: AttemptTable, now: float) -> Array:
+    """:func:`rate_arrays` on a table."""
+    a = attempts
+    return rate_arrays(a.start, a.progress, a.report_sent, now)
+
+
+def jvm_ect(attempts: AttemptTable, now: float) -> Array:
+    """:func:`jvm_arrays` on a table."""
+    a = attempts
+    return jvm_arrays(a.progress, a.report_sent, a.first_progress_time, a.first_progress, now)
+
+
+def fresh_ect(attempts: AttemptTable, now: float) -> Array:
+    """:func:`fresh_arrays` on a table."""
+    a = attempts
+    return fresh_arrays(
+        a.start, a.progress, a.report_sent, a.first_progress_time, a.first_progress, now
+    )
+
+
+def fresh_progress(attempts: AttemptTable, now: float) -> Array:
+    """:func:`fresh_progress_arrays` on a table."""
+    a = attempts
+    return fresh_progress_arrays(
+        a.start, a.progress, a.report_sent, a.first_progress_time, a.first_progress, now
+    )
+
+
+def jvm_startup(attempts: AttemptTable) -> Array:
+    """JVM start-up delay ``t_fp - t_launch`` per attempt (NaN until a progress report).
+
+    Chronos uses it as the expected start-up delay of a new copy.
+    """
+    return attempts.first_progress_time - attempts.start
+
+
+ESTIMATORS: dict[str, Callable[[AttemptTable, float], Array]] = {
+    "legacy": legacy_ect,
+    "rate": rate_ect,
+    "jvm": jvm_ect,
+    "fresh": fresh_ect,
+}
+
+
+def estimate_ect(kind: str, attempts: AttemptTable, now: float) -> Array:
+    """The ECT of every attempt by the estimator named ``kind`` (legacy|rate|jvm|fresh)."""
+    if kind not in ESTIMATORS:
+        raise HedgeError(
+            f"unknown runtime estimator '{kind}', expected one of: {', '.join(ESTIMATORS)}"
+        )
+    return ESTIMATORS[kind](attempts, now)

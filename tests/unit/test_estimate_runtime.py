@@ -1,0 +1,119 @@
+"""Runtime estimators against hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.estimate import (
+    estimate_ect,
+    fresh_ect,
+    fresh_progress,
+    jvm_ect,
+    jvm_startup,
+    legacy_ect,
+    rate_ect,
+)
+from hedge.model import AttemptState, AttemptTable
+
+NAN = float("nan")
+
+
+def table(**columns: list) -> AttemptTable:
+    """An attempt table with defaults for the columns a test does not care about."""
+    n = len(next(iter(columns.values())))
+    defaults = {
+        "task": np.arange(n),
+        "attempt": np.arange(n),
+        "task_type": np.zeros(n),
+        "state": np.full(n, AttemptState.RUNNING),
+        "node": np.arange(n),
+        "start": np.zeros(n),
+        "first_progress_time": np.full(n, NAN),
+        "first_progress": np.full(n, NAN),
+        "progress": np.zeros(n),
+        "report_sent": np.full(n, NAN),
+        "report_received": np.full(n, NAN),
+        "bytes_processed": np.zeros(n),
+        "input_bytes": np.full(n, NAN),
+        "speculative": np.zeros(n, dtype=bool),
+    }
+    defaults.update({k: np.asarray(v, dtype=float) for k, v in columns.items()})
+    return AttemptTable(**defaults)
+
+
+# Attempt 0: launched at 0, JVM up at 4 (first report p=0.1 sent at 6), last report p=0.5
+# sent at 18, received at 19; true speed 0.4/12 per s after t_fp -> finishes at 33.
+# Attempt 1: no report yet. Attempt 2: reported zero progress. Attempt 3: finished at 20.
+ATTEMPTS = table(
+    start=[0, 5, 5, 2],
+    first_progress_time=[6, NAN, NAN, 8],
+    first_progress=[0.1, NAN, NAN, 0.3],
+    progress=[0.5, 0, 0, 1.0],
+    report_sent=[18, NAN, 6, 20],
+    report_received=[19, NAN, 6.5, 20.5],
+)
+NOW = 21.0
+
+
+def test_legacy_is_elapsed_at_receipt_over_progress() -> None:
+    ect = legacy_ect(ATTEMPTS, NOW)
+    assert ect[0] == pytest.approx(0 + 19 / 0.5)
+    assert np.isnan(ect[1]) and np.isnan(ect[2])
+    assert ect[3] == 20  # finished: the send time of its last report
+
+
+def test_rate_is_late_formula_at_scan_time() -> None:
+    ect = rate_ect(ATTEMPTS, NOW)
+    rate = 0.5 / (21 - 0)
+    assert ect[0] == pytest.approx(21 + 0.5 / rate)
+    assert np.isnan(ect[1]) and np.isnan(ect[2])
+    assert ect[3] == 20
+
+
+def test_jvm_excludes_start_up_from_the_rate() -> None:
+    ect = jvm_ect(ATTEMPTS, NOW)
+    assert ect[0] == pytest.approx(21 + 0.5 * (21 - 6) / (0.5 - 0.1))
+    assert np.isnan(ect[1]) and np.isnan(ect[2])
+    single = table(start=[0], first_progress_time=[6], first_progress=[0.2], progress=[0.2],
+                   report_sent=[6], report_received=[6])
+    assert np.isnan(jvm_ect(single, 7.0)[0])  # one progress report: no rate yet
+
+
+def test_fresh_uses_send_time_and_is_exact_at_constant_speed() -> None:
+    ect = fresh_ect(ATTEMPTS, NOW)
+    rate = 0.4 / 12
+    assert ect[0] == pytest.approx(18 + 0.5 / rate)  # == 33, the true end
+    assert ect[0] == pytest.approx(33)
+    assert fresh_progress(ATTEMPTS, NOW)[0] == pytest.approx(0.5 + rate * 3)
+    assert np.isnan(ect[1]) and np.isnan(ect[2])
+    assert ect[3] == 20
+
+
+def test_fresh_falls_back_to_launch_rate_and_is_bounded() -> None:
+    one = table(start=[0], first_progress_time=[6], first_progress=[0.6], progress=[0.6],
+                report_sent=[6], report_received=[7])
+    assert fresh_ect(one, 7.0)[0] == pytest.approx(6 + 0.4 / (0.6 / 6))  # 10
+    # overdue: extrapolated progress capped at 1, completion no earlier than now
+    assert fresh_progress(one, 30.0)[0] == 1.0
+    assert fresh_ect(one, 30.0)[0] == 30.0
+    # progress never extrapolates below the report
+    assert fresh_progress(one, 6.0)[0] == pytest.approx(0.6)
+
+
+def test_ect_does_not_depend_on_heartbeat_age_for_fresh_only() -> None:
+    # Two identical attempts; the second's last report is 5 s older (less progress).
+    pair = table(start=[0, 0], first_progress_time=[6, 6], first_progress=[0.1, 0.1],
+                 progress=[0.58, 0.48], report_sent=[30, 25], report_received=[30, 25])
+    fresh = fresh_ect(pair, 31.0)
+    assert fresh[0] == pytest.approx(fresh[1]) == pytest.approx(30 + 0.42 / 0.02)
+    late = rate_ect(pair, 31.0)
+    assert late[1] > late[0] + 5  # the stale report inflates LATE's estimate
+
+
+def test_jvm_startup_and_dispatch() -> None:
+    np.testing.assert_allclose(jvm_startup(ATTEMPTS), [6, NAN, NAN, 6])
+    np.testing.assert_allclose(estimate_ect("jvm", ATTEMPTS, NOW), jvm_ect(ATTEMPTS, NOW))
+    with pytest.raises(HedgeError, match="unknown runtime estimator 'nope'"):
+        estimate_ect("nope", ATTEMPTS, NOW)
