@@ -25,7 +25,12 @@ class Actions:
       Speculative-Resume). Simulator only: stock Hadoop discards a killed map's partial output.
     - ``reserve_slots``: slots to hold back for copies in the next window.
     - ``next_scan_in``: seconds until the policy wants the next scan (None: default period);
-      Hadoop's DefaultSpeculator waits 15 s after a scan that speculated.
+      Hadoop's DefaultSpeculator waits 15 s after a scan that speculated. ``math.inf``: no
+      timed rescan.
+    - ``wake_on_completion`` (optional, default False): also rescan the job at the first
+      scan after one of its tasks completes. With ``next_scan_in=math.inf`` a policy that
+      cannot act before some task finishes (Hadoop: no speculation before a completion)
+      lets the simulator skip idle scans; a live AM may simply keep scanning periodically.
     """
 
     speculate_task: np.ndarray = field(default_factory=_ints)
@@ -37,6 +42,7 @@ class Actions:
     resume_copies: np.ndarray = field(default_factory=_ints)
     reserve_slots: int = 0
     next_scan_in: float | None = None
+    wake_on_completion: bool = False
 
     def __post_init__(self) -> None:
         self.speculate_task = np.asarray(self.speculate_task, dtype=np.int64)
