@@ -1,0 +1,76 @@
+"""Load a task history from wherever it lives, detecting the format.
+
+- ``http://`` / ``https://`` URL: the JobHistory Server REST API (``hedge.nodes.rest``).
+- a file whose first line is ``job,task,attempt,node,start,end,state``: the plain CSV.
+- anything else (``.jhist``, Rumen JSON, Google 2011 ``task_events``): the shared trace
+  readers, ``hedge.traces.read_attempts``, which detect those formats themselves.
+
+Whatever the source, the result is validated against ``HISTORY_SCHEMA``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pyarrow as pa
+
+from hedge.errors import HedgeError
+from hedge.nodes.history import (
+    HISTORY_SCHEMA,
+    looks_like_csv_history,
+    make_history,
+    read_csv_history,
+)
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def load_history(source: str | Path, since: float | None = None, until: float | None = None,
+                 timeout: float = 10.0, retries: int = 4) -> pa.Table:
+    """The task history at ``source``; ``since``/``until`` (epoch s) bound a REST fetch."""
+    text = str(source)
+    if is_url(text):
+        from hedge.nodes.rest import HistoryServerClient
+
+        client = HistoryServerClient(text, timeout=timeout, retries=retries)
+        return client.fetch(0.0 if since is None else since, until)
+    path = Path(text)
+    if not path.exists():
+        raise HedgeError(f"{path}: no such file (expected a task history file or a "
+                         "History Server URL)")
+    if path.is_file() and looks_like_csv_history(path):
+        return read_csv_history(path)
+    return from_trace_attempts(_read_attempts(path), str(path))
+
+
+def _read_attempts(path: Path) -> pa.Table:
+    try:
+        traces = importlib.import_module("hedge.traces")
+        reader = traces.read_attempts
+    except (ImportError, AttributeError) as exc:
+        raise HedgeError(f"{path}: not a CSV task history, and the trace readers "
+                         "(hedge.traces.read_attempts) are not available") from exc
+    return reader(path)
+
+
+def from_trace_attempts(table: pa.Table, source: str) -> pa.Table:
+    """Convert a ``hedge.traces.read_attempts`` table into a validated history table.
+
+    Node ids are turned into strings (Google machine ids are integers); attempts without
+    a node are rejected by validation, so the reader is expected to drop or name them.
+    """
+    missing = [c for c in HISTORY_SCHEMA.names if c not in table.column_names]
+    if missing:
+        raise HedgeError(f"{source}: attempt table lacks columns {missing}")
+    columns = {}
+    for name, kind in zip(HISTORY_SCHEMA.names, HISTORY_SCHEMA.types, strict=True):
+        column = table.column(name)
+        try:
+            columns[name] = column.cast(kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise HedgeError(f"{source}: column '{name}' ({column.type}) cannot be read as "
+                             f"{kind}: {exc}") from exc
+    return make_history(columns, source=source)
