@@ -18,6 +18,7 @@ from hedge.model import Actions, Snapshot
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
     "hedge.policy.baseline",
+    "hedge.policy.detectors",
 ]
 
 _REGISTRY: dict[str, type[Policy]] = {}

@@ -1,0 +1,101 @@
+"""Input checks at the detection API boundary.
+
+The live AM sends real, possibly broken data; a bad report must become a clear HedgeError,
+never a crash or a silent wrong decision. One snapshot is checked by
+:func:`validate_snapshot`; :class:`ReportHistory` also checks consistency across the scans
+of one job (timestamps going backwards, reports after an attempt's end).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hedge.errors import HedgeError
+from hedge.model import AttemptState, Snapshot
+
+
+def _reject(snapshot: Snapshot, mask: np.ndarray, field: str, what: str) -> None:
+    if mask.any():
+        i = int(np.flatnonzero(mask)[0])
+        value = getattr(snapshot.attempts, field)[i].item()
+        raise HedgeError(
+            f"job {snapshot.job.job_id}: attempt {snapshot.attempts.attempt[i]}: "
+            f"field '{field}' = {value!r} {what}"
+        )
+
+
+def validate_snapshot(snapshot: Snapshot) -> None:
+    """Reject a snapshot no real AM could have observed.
+
+    On top of :meth:`AttemptTable.validate` (progress in [0, 1], report times ordered):
+    a report sent after the scan time, first progress before the launch or above the last
+    progress (progress going backwards), and a SUCCEEDED attempt whose last report does
+    not say progress 1 (a report that arrived after its end).
+    """
+    a, now = snapshot.attempts, snapshot.now
+    if not np.isfinite(now):
+        raise HedgeError(f"job {snapshot.job.job_id}: scan time {now!r} is not a finite number")
+    # Our own messages first (plain numbers, job id); the model's checks as a backstop.
+    with np.errstate(invalid="ignore"):
+        _reject(snapshot, ~((a.progress >= 0) & (a.progress <= 1)), "progress",
+                "expected a fraction in [0, 1]")
+        _reject(snapshot, a.report_sent < a.start, "report_sent",
+                "is before the attempt's start (timestamps must not go backwards)")
+        _reject(snapshot, a.report_received < a.report_sent, "report_received",
+                "is before the report was sent (timestamps must not go backwards)")
+        _reject(snapshot, a.report_received > now + 1e-9, "report_received",
+                "is after the scan time")
+    a.validate(now)
+    with np.errstate(invalid="ignore"):
+        _reject(snapshot, a.report_sent > now + 1e-9, "report_sent", "is after the scan time")
+        _reject(snapshot, a.first_progress_time < a.start, "first_progress_time",
+                "is before the attempt's start (timestamps must not go backwards)")
+        _reject(snapshot, a.first_progress > a.progress + 1e-12, "first_progress",
+                "is above the last reported progress (progress must not go backwards)")
+    _reject(snapshot, (a.state == AttemptState.SUCCEEDED) & (a.progress < 1), "progress",
+            "on a SUCCEEDED attempt: its last report must say 1 (a report arrived after "
+            "the attempt's end)")
+
+
+class ReportHistory:
+    """Remembers each attempt's last report across the scans of one job.
+
+    ``check(snapshot)`` validates the snapshot, then rejects an attempt whose last report
+    is older than one seen before (timestamps going backwards) or that reports anew after
+    a scan saw it finished.
+    """
+
+    def __init__(self) -> None:
+        self._ids = np.empty(0, dtype=np.int64)
+        self._sent = np.empty(0)
+        self._ended = np.empty(0, dtype=bool)
+
+    def check(self, snapshot: Snapshot) -> None:
+        validate_snapshot(snapshot)
+        a = snapshot.attempts
+        seen, prev_sent, ended = self._lookup(a.attempt)
+        with np.errstate(invalid="ignore"):
+            _reject(snapshot, seen & (a.report_sent < prev_sent), "report_sent",
+                    "is older than the report seen at an earlier scan (timestamps must "
+                    "not go backwards)")
+            _reject(snapshot, ended & (a.report_sent > prev_sent), "report_sent",
+                    "is a new report from an attempt that had already ended")
+        self._remember(a.attempt, a.report_sent, a.state != AttemptState.RUNNING)
+
+    def _lookup(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per attempt id: seen before?, its last send time, did it end?"""
+        if len(self._ids) == 0:
+            none = np.zeros(len(ids), dtype=bool)
+            return none, np.full(len(ids), np.nan), none
+        pos = np.minimum(np.searchsorted(self._ids, ids), len(self._ids) - 1)
+        seen = self._ids[pos] == ids
+        return seen, np.where(seen, self._sent[pos], np.nan), seen & self._ended[pos]
+
+    def _remember(self, ids: np.ndarray, sent: np.ndarray, ended: np.ndarray) -> None:
+        keep = ~np.isin(self._ids, ids)
+        all_ids = np.concatenate([self._ids[keep], ids])
+        order = np.argsort(all_ids, kind="stable")
+        self._ids = all_ids[order]
+        self._sent = np.concatenate([self._sent[keep], sent])[order]
+        done = np.asarray(ended) & ~np.isnan(sent)
+        self._ended = np.concatenate([self._ended[keep], done])[order]

@@ -1,0 +1,152 @@
+"""Speculation policies built from one straggler detector each.
+
+Every policy here copies each flagged task once (one extra attempt, at most one copy per
+task over the job's life) and caps concurrent speculation like Hadoop's
+DefaultSpeculator: running speculative attempts <= max(10, 0.01 x total tasks,
+0.1 x running attempts). When the cap leaves room for fewer copies than flagged tasks,
+the tasks whose attempt is estimated to finish last go first.
+
+Snapshots are validated on the way in (:class:`hedge.detect.ReportHistory`): bad data
+from the AM raises HedgeError instead of producing a decision.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from hedge.detect.detectors import DETECTORS
+from hedge.detect.validate import ReportHistory
+from hedge.estimate import estimate_ect
+from hedge.model import Actions, Snapshot
+from hedge.policy.base import Policy, register
+
+
+def speculation_cap(total_tasks: int, running: int, minimum: int = 10,
+                    total_fraction: float = 0.01, running_fraction: float = 0.1) -> int:
+    """Hadoop's cap on concurrently running speculative attempts of one job."""
+    return int(max(minimum, total_fraction * total_tasks, running_fraction * running))
+
+
+class DetectorPolicy(Policy):
+    """Speculate each task the detector ``detector`` flags, once."""
+
+    detector: ClassVar[str] = ""
+    # estimator that orders flagged tasks when the cap binds (latest ECT first)
+    order_by: ClassVar[str] = "rate"
+
+    def __init__(self) -> None:
+        self._copied = np.empty(0, dtype=np.int64)
+        self._history = ReportHistory()
+
+    def detector_params(self) -> dict[str, object]:
+        """Keyword arguments for the detector function (the policy's own parameters)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        self._history.check(snapshot)
+        a = snapshot.attempts
+        flagged = DETECTORS[self.detector](snapshot, **self.detector_params())
+        flagged &= ~np.isin(a.task, self._copied)
+        if not flagged.any():
+            return Actions.nothing()
+        running = a.running
+        total = snapshot.job.n_maps + snapshot.job.n_reduces
+        room = speculation_cap(total, int(running.sum())) - int((running & a.speculative).sum())
+        if room <= 0:
+            return Actions.nothing()
+        rows = np.flatnonzero(flagged)
+        ect = estimate_ect(self.order_by, a, snapshot.now)[rows]
+        rows = rows[np.argsort(-np.nan_to_num(ect, nan=-np.inf), kind="stable")]
+        tasks = a.task[rows]
+        _, first = np.unique(tasks, return_index=True)
+        tasks = tasks[np.sort(first)][:room]
+        self._copied = np.concatenate([self._copied, tasks])
+        return Actions(speculate_task=tasks)
+
+
+@register
+class StaticPolicy(DetectorPolicy):
+    """Static threshold: speculate when ECT > ``factor`` x mean ECT (from job start)."""
+
+    name = "static"
+    detector = "static"
+
+    def __init__(self, factor: float = 1.5, estimator: str = "rate") -> None:
+        super().__init__()
+        self.factor = factor
+        self.estimator = estimator
+
+
+@register
+class AdaptivePolicy(DetectorPolicy):
+    """Dynamic threshold Th = Q + alpha P + beta R, recomputed every scan.
+
+    Parameters carry the mapred-site.xml names: ``hedge.adaptive.progress.standard`` (mu),
+    ``.progress.weight`` (alpha), ``.memory.standard`` (omega), ``.cpu.standard`` (phi),
+    ``.resource.weight`` (beta). Q comes from the job's deadline (JobFacts.deadline), the
+    utilisations from ClusterFacts.
+    """
+
+    name = "adaptive"
+    detector = "adaptive"
+
+    def __init__(
+        self,
+        progress_standard: float = 0.5,
+        progress_weight: float = 0.5,
+        memory_standard: float = 0.6,
+        cpu_standard: float = 0.6,
+        resource_weight: float = 0.5,
+        estimator: str = "rate",
+    ) -> None:
+        super().__init__()
+        self.progress_standard = progress_standard
+        self.progress_weight = progress_weight
+        self.memory_standard = memory_standard
+        self.cpu_standard = cpu_standard
+        self.resource_weight = resource_weight
+        self.estimator = estimator
+
+
+@register
+class ScorePolicy(DetectorPolicy):
+    """Score-based: speculate when progress <= mean progress - ``gap``."""
+
+    name = "score"
+    detector = "score"
+
+    def __init__(self, gap: float = 0.2) -> None:
+        super().__init__()
+        self.gap = gap
+
+
+@register
+class RatePolicy(DetectorPolicy):
+    """Rate-based (LATE): speculate when ETD >= ``factor`` x mean ETD."""
+
+    name = "rate"
+    detector = "rate"
+
+    def __init__(self, factor: float = 1.2) -> None:
+        super().__init__()
+        self.factor = factor
+
+
+@register
+class FreshScorePolicy(ScorePolicy):
+    """Score-based on progress extrapolated from each heartbeat's send time."""
+
+    name = "fresh-score"
+    detector = "fresh-score"
+    order_by = "fresh"
+
+
+@register
+class FreshRatePolicy(RatePolicy):
+    """Rate-based on the heartbeat-fresh estimate."""
+
+    name = "fresh-rate"
+    detector = "fresh-rate"
+    order_by = "fresh"

@@ -1,0 +1,93 @@
+"""Detector-based speculation policies on hand-built snapshots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.model import AttemptState
+from hedge.policy.detectors import (
+    AdaptivePolicy,
+    FreshRatePolicy,
+    FreshScorePolicy,
+    RatePolicy,
+    ScorePolicy,
+    StaticPolicy,
+    speculation_cap,
+)
+from tests.unit.test_detect_detectors import SLOW, STALE, snap
+from tests.unit.test_estimate_runtime import table
+
+ALL = (StaticPolicy, AdaptivePolicy, ScorePolicy, RatePolicy, FreshScorePolicy, FreshRatePolicy)
+
+
+def many(n: int, slow: int, speculative: int = 0):
+    """n running tasks at t = 20 with fresh reports; the first ``slow`` are at 0.1."""
+    progress = np.full(n, 0.8)
+    progress[:slow] = np.linspace(0.05, 0.15, slow)
+    spec = np.zeros(n, dtype=bool)
+    spec[n - speculative:] = speculative > 0
+    return table(start=np.zeros(n), first_progress_time=np.full(n, 2.0),
+                 first_progress=np.full(n, 0.01), progress=progress,
+                 report_sent=np.full(n, 20.0), report_received=np.full(n, 20.0),
+                 speculative=spec)
+
+
+def test_hadoop_cap() -> None:
+    assert speculation_cap(100, 30) == 10
+    assert speculation_cap(5000, 30) == 50
+    assert speculation_cap(100, 400) == 40
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_each_policy_copies_the_straggler_once(cls) -> None:
+    policy = cls()
+    s = snap(SLOW, 20.0)
+    actions = policy.decide(s)
+    np.testing.assert_array_equal(actions.speculate_task, [2])
+    np.testing.assert_array_equal(actions.speculate_copies, [1])
+    assert policy.decide(snap(SLOW, 20.0)).copies_requested == 0  # at most one copy ever
+
+
+def test_stale_report_copies_under_rate_not_fresh_rate() -> None:
+    np.testing.assert_array_equal(RatePolicy().decide(snap(STALE, 11.9)).speculate_task, [2])
+    assert FreshRatePolicy().decide(snap(STALE, 11.9)).copies_requested == 0
+
+
+def test_cap_limits_copies_and_slowest_go_first() -> None:
+    policy = ScorePolicy()
+    actions = policy.decide(snap(many(40, slow=20), 20.0))
+    assert actions.copies_requested == 10  # max(10, 0.4, 4)
+    np.testing.assert_array_equal(np.sort(actions.speculate_task), np.arange(10))
+    # ten speculative attempts already running: no room left
+    busy = ScorePolicy().decide(snap(many(40, slow=20, speculative=10), 20.0))
+    assert busy.copies_requested == 0
+
+
+def test_adaptive_parameters_and_deadline() -> None:
+    far = snap(SLOW, 20.0, deadline=500.0)
+    assert AdaptivePolicy().decide(far).copies_requested == 0
+    eager = AdaptivePolicy(progress_weight=0.0, resource_weight=0.0)
+    np.testing.assert_array_equal(eager.decide(snap(SLOW, 20.0)).speculate_task, [2])
+    assert "progress_standard=0.5" in repr(AdaptivePolicy())
+
+
+def test_policy_rejects_bad_snapshots() -> None:
+    bad = table(start=[0], progress=[-0.1], report_sent=[5], report_received=[5])
+    with pytest.raises(HedgeError, match="'progress' = -0.1"):
+        StaticPolicy().decide(snap(bad, 6.0))
+    late = table(start=[0], progress=[0.5], report_sent=[5], report_received=[5],
+                 state=[AttemptState.KILLED])
+    policy = StaticPolicy()
+    policy.decide(snap(late, 6.0))
+    with pytest.raises(HedgeError, match="already ended"):
+        policy.decide(snap(table(start=[0], progress=[0.6], report_sent=[7],
+                                 report_received=[7]), 8.0))
+
+
+def test_registry_names() -> None:
+    from hedge.policy.base import _REGISTRY
+
+    for name in ("static", "adaptive", "score", "rate", "fresh-score", "fresh-rate"):
+        assert _REGISTRY[name].name == name
