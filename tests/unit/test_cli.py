@@ -1,0 +1,71 @@
+"""The `hedge` entry point: version, help, and errors as one line with an exit status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from hedge import __version__
+from hedge.cli import COMMANDS, cli, main
+from hedge.errors import HedgeError
+
+HEDGE = Path(sys.executable).with_name("hedge")
+
+
+def test_version_from_the_installed_entry_point() -> None:
+    result = subprocess.run([str(HEDGE), "--version"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"hedge, version {__version__}"
+
+
+def test_help_lists_every_area(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+def test_unknown_command_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["no-such-command"]) == 2
+    err = capsys.readouterr().err
+    assert "No such command 'no-such-command'" in err
+    assert "Traceback" not in err
+
+
+def test_hedge_error_becomes_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    @cli.command("explode-for-test")
+    def explode() -> None:
+        raise HedgeError("trace.csv:3: field 'time' = 'abc', expected a number")
+
+    try:
+        assert main(["explode-for-test"]) == 2
+    finally:
+        cli.commands.pop("explode-for-test")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["hedge: error: trace.csv:3: field 'time' = 'abc', expected a number"]
+
+
+def test_unexpected_exception_has_no_traceback_unless_debug(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    @cli.command("crash-for-test")
+    def crash() -> None:
+        raise RuntimeError("boom")
+
+    try:
+        assert main(["crash-for-test"]) == 1
+        assert "internal error: RuntimeError: boom" in capsys.readouterr().err
+        with pytest.raises(RuntimeError):
+            main(["--debug", "crash-for-test"])
+    finally:
+        cli.commands.pop("crash-for-test")
+
+
+def test_every_registered_command_imports() -> None:
+    ctx = click.Context(cli)
+    for name in COMMANDS:
+        assert cli.get_command(ctx, name) is not None, name
