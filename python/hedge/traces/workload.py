@@ -27,6 +27,8 @@ class Workload:
     the task is slowed on purpose, the ground truth for detection metrics; 1 = normal).
     ``censored``: tasks the reader saw start but not end (counted, not simulated).
     ``source``: where the workload came from, for reports.
+    ``counts``: optional reader tallies of what it saw but did not turn into tasks (e.g.
+    ``unfinished_tasks``, ``censored_attempts``), reported by ``hedge traces stats``.
     """
 
     job_ids: list[str]
@@ -40,6 +42,7 @@ class Workload:
     censored: int = 0
     source: str = ""
     machine_names: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.arrival = np.asarray(self.arrival, dtype=np.float64)

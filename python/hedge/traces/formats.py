@@ -1,0 +1,116 @@
+"""Which reader a trace file needs, decided from its first bytes; ``load`` and
+``read_attempts`` dispatch on it.
+
+Formats (``detect`` names): ``jhist`` (first line ``Avro-Json``), ``rumen`` (JSON objects,
+optionally after a ``/* */`` comment), ``google_task_events`` (13 comma-separated fields),
+``google_job_events`` (8 fields, job level: not a task trace), ``alibaba2017_batch_task``
+(header ``task_create_time, ...``), ``alibaba2018_machine_meta`` / ``_usage`` (node tables:
+not task traces), ``swim`` (tab-separated ``jobN`` rows), ``tr`` (hawk/eagle: space-separated
+``arrival n_tasks mean d_1..d_n``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from hedge.errors import HedgeError
+from hedge.traces import alibaba, google, jhist, rumen, swim, tr
+from hedge.traces.attempts import AttemptTrace, to_workload
+from hedge.traces.csvio import head_bytes
+from hedge.traces.workload import Workload
+
+ATTEMPT_FORMATS = {"rumen": rumen.read, "jhist": jhist.read, "google_task_events": google.read}
+NODE_TABLES = ("alibaba2018_machine_meta", "alibaba2018_machine_usage")
+FORMATS = (*ATTEMPT_FORMATS, "alibaba2017_batch_task", "swim", "tr")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def detect(path: str | Path) -> str:
+    """The format name of a trace file (see the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise HedgeError(f"{path}: no such file")
+    head = head_bytes(path).decode("utf-8", errors="replace")
+    stripped = head.lstrip()
+    if not stripped:
+        raise HedgeError(f"{path}: empty file, expected a trace")
+    if stripped.startswith("Avro-Json"):
+        return "jhist"
+    if stripped.startswith("{") or stripped.startswith("/*"):
+        return "rumen"
+    line = stripped.splitlines()[0]
+    if line.lower().startswith("task_create_time"):
+        return "alibaba2017_batch_task"
+    if "\t" in line and line.split("\t")[0].startswith("job"):
+        return "swim"
+    fields = line.split(",")
+    if fields[0].startswith("m_") and len(fields) in (7, 9):
+        return NODE_TABLES[0] if len(fields) == 7 else NODE_TABLES[1]
+    if len(fields) == 13 and _is_number(fields[0]):
+        return "google_task_events"
+    if len(fields) == 8 and _is_number(fields[0]) and not _is_number(fields[5] or "x"):
+        return "alibaba2017_batch_task"
+    if len(fields) == 8 and _is_number(fields[0]):
+        return "google_job_events"
+    words = line.split()
+    if len(words) >= 3 and all(_is_number(w) for w in words[:3]):
+        return "tr"
+    raise HedgeError(
+        f"{path}:1: unrecognised trace format (first line {line[:60]!r}); expected one of: "
+        f"{', '.join(FORMATS)}")
+
+
+def read_attempts(path: str | Path, *, format: str | None = None) -> pa.Table:
+    """Attempt-level table (``hedge.traces.attempts.ATTEMPT_SCHEMA``) of a Rumen, .jhist
+    or Google 2011 task_events file; censoring counts are in the schema metadata."""
+    return read_attempt_trace(path, format=format).with_metadata()
+
+
+def read_attempt_trace(path: str | Path, *, format: str | None = None) -> AttemptTrace:
+    path = Path(path)
+    kind = format or detect(path)
+    if kind not in ATTEMPT_FORMATS:
+        raise HedgeError(f"{path}: format {kind!r} has no task attempts; attempt-level "
+                         f"formats are {', '.join(ATTEMPT_FORMATS)}")
+    return ATTEMPT_FORMATS[kind](path)
+
+
+def load(path: str | Path, **options: object) -> Workload:
+    """Any supported task trace -> Workload.
+
+    Options: ``format`` (skip detection), ``negative`` ("error"/"drop", Alibaba 2017),
+    SWIM synthesis parameters (see ``hedge.traces.swim.read``).
+    """
+    path = Path(path)
+    kind = str(options.pop("format", None) or detect(path))
+    if kind in NODE_TABLES:
+        raise HedgeError(f"{path}: this is an Alibaba 2018 node table ({kind}), not a task "
+                         "trace; read it with hedge.traces.alibaba.read_machines")
+    if kind == "google_job_events":
+        raise HedgeError(f"{path}: Google 2011 job_events has no tasks; load the matching "
+                         "task_events part file instead")
+    if kind in ATTEMPT_FORMATS:
+        _no_options(path, kind, options)
+        return to_workload(ATTEMPT_FORMATS[kind](path))
+    if kind == "alibaba2017_batch_task":
+        return alibaba.read_batch_task(path, **options)
+    if kind == "swim":
+        return swim.read(path, **options)
+    if kind == "tr":
+        _no_options(path, kind, options)
+        return tr.read(path)
+    raise HedgeError(f"format {kind!r}: unknown, expected one of {', '.join(FORMATS)}")
+
+
+def _no_options(path: Path, kind: str, options: dict) -> None:
+    if options:
+        raise HedgeError(f"{path}: format {kind} takes no options, got {', '.join(options)}")

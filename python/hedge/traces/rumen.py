@@ -1,0 +1,107 @@
+"""Hadoop Rumen JSON traces: concatenated job objects (possibly gzip, possibly after a
+leading ``/* licence */`` comment).
+
+Each job has ``mapTasks`` / ``reduceTasks``, each task ``attempts`` with ``attemptID``,
+``hostName`` (``/rack/host``), ``startTime`` / ``finishTime`` (ms since the epoch) and
+``result`` (SUCCESS, KILLED, FAILED). An attempt with no result and no finish time (a
+crashed or still-running attempt) is censored. ``otherTasks`` (setup/cleanup) are skipped.
+Rumen traces are small (one object per job), so they are parsed with the json module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hedge.errors import HedgeError, where
+from hedge.traces.attempts import AttemptTrace, build_table, empty_check
+from hedge.traces.csvio import open_text
+
+_COMMENT = re.compile(r"\A\s*/\*.*?\*/", re.S)
+_RESULTS = {"SUCCESS": "SUCCEEDED", "SUCCEEDED": "SUCCEEDED", "KILLED": "KILLED",
+            "FAILED": "FAILED"}
+
+
+def _objects(path: Path) -> list[dict]:
+    """Every top-level JSON object; a leading /* */ comment is blanked (lines kept)."""
+    with open_text(path) as f:
+        text = f.read()
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return out
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise HedgeError(f"{where(path, exc.lineno)}: invalid JSON ({exc.msg}), "
+                             "expected concatenated Rumen job objects") from exc
+        if not isinstance(obj, dict) or "jobID" not in obj:
+            raise HedgeError(f"{where(path, text.count(chr(10), 0, pos) + 1, 'jobID')}: "
+                             "expected a Rumen job object with a jobID")
+        out.append(obj)
+
+
+def _host(name: str | None) -> str:
+    """``/rack/host`` -> ``host``; Rumen escapes dots in anonymised names (``a\\.b``)."""
+    return (name or "").replace("\\", "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _time(value: object, path: Path, attempt: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise HedgeError(f"{where(path, None, name)}: attempt {attempt}: expected a time in "
+                         f"ms, found {value!r}")
+    return float(value) / 1000.0
+
+
+def read(path: Path) -> AttemptTrace:
+    """All attempts of a Rumen trace (times in s since the epoch)."""
+    jobs = _objects(path)
+    if not jobs:
+        raise HedgeError(f"{path}: empty file, expected Rumen job objects")
+    cols: dict[str, list] = {k: [] for k in
+                             ("job", "task", "attempt", "node", "type", "start", "end",
+                              "state", "input_bytes")}
+    submit: dict[str, float] = {}
+    censored_attempts, censored_tasks, counts = 0, 0, {"other_tasks": 0}
+    for job in jobs:
+        job_id = str(job["jobID"])
+        if isinstance(job.get("submitTime"), int | float) and job["submitTime"] > 0:
+            submit[job_id] = job["submitTime"] / 1000.0
+        counts["other_tasks"] += len(job.get("otherTasks") or [])
+        for kind, tasks in (("MAP", job.get("mapTasks")), ("REDUCE", job.get("reduceTasks"))):
+            for task in tasks or []:
+                task_id = str(task.get("taskID", ""))
+                size = task.get("inputBytes", -1)
+                size = float(size) if isinstance(size, int | float) and size >= 0 else float("nan")
+                done, running = False, 0
+                for a in task.get("attempts") or []:
+                    attempt = str(a.get("attemptID", ""))
+                    result = a.get("result")
+                    finish = a.get("finishTime")
+                    if result is None and (finish is None or finish <= 0):
+                        running += 1
+                        continue
+                    if result not in _RESULTS:
+                        raise HedgeError(f"{where(path, None, 'result')}: attempt {attempt}: "
+                                         f"expected SUCCESS, KILLED or FAILED, found {result!r}")
+                    start = _time(a.get("startTime"), path, attempt, "startTime")
+                    end = _time(finish, path, attempt, "finishTime")
+                    if end < start:
+                        raise HedgeError(f"{where(path, None, 'finishTime')}: attempt {attempt}:"
+                                         f" negative duration ({end - start:.3f} s)")
+                    state = _RESULTS[result]
+                    done |= state == "SUCCEEDED"
+                    for name, value in (("job", job_id), ("task", task_id), ("attempt", attempt),
+                                        ("node", _host(a.get("hostName"))), ("type", kind),
+                                        ("start", start), ("end", end), ("state", state),
+                                        ("input_bytes", size)):
+                        cols[name].append(value)
+                censored_attempts += running
+                censored_tasks += int(running > 0 and not done)
+    table = build_table(cols)
+    return empty_check(AttemptTrace(table, str(path), submit, censored_attempts,
+                                    censored_tasks, counts))
