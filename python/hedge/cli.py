@@ -18,6 +18,7 @@ from hedge.errors import HedgeError
 
 # name -> (module:attribute, one-line help). Add an area's command group here.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "nodes": ("hedge.nodes.cli:nodes", "Node performance: ranking, weak-node prediction, blacklisting."),
 }
 
 

@@ -11,9 +11,11 @@ Whatever the source, the result is validated against ``HISTORY_SCHEMA``.
 from __future__ import annotations
 
 import importlib
+import logging
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
 from hedge.nodes.history import (
@@ -22,6 +24,8 @@ from hedge.nodes.history import (
     make_history,
     read_csv_history,
 )
+
+log = logging.getLogger(__name__)
 
 
 def is_url(source: str) -> bool:
@@ -59,10 +63,17 @@ def _read_attempts(path: Path) -> pa.Table:
 def from_trace_attempts(table: pa.Table, source: str) -> pa.Table:
     """Convert a ``hedge.traces.read_attempts`` table into a validated history table.
 
-    Node ids are turned into strings (Google machine ids are integers); attempts without
-    a node are rejected by validation, so the reader is expected to drop or name them.
+    Node ids are turned into strings (Google machine ids are integers). Attempts without a
+    node (the trace never said where they ran) are left out with a warning: they say
+    nothing about any node.
     """
     missing = [c for c in HISTORY_SCHEMA.names if c not in table.column_names]
+    if not missing:
+        nodeless = pc.equal(pc.utf8_length(table.column("node").cast(pa.string())), 0)
+        dropped = pc.sum(nodeless.cast(pa.int64())).as_py() or 0
+        if dropped:
+            log.warning("%s: left out %d attempt(s) without a node", source, dropped)
+            table = table.filter(pc.invert(nodeless))
     if missing:
         raise HedgeError(f"{source}: attempt table lacks columns {missing}")
     columns = {}
