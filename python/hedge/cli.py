@@ -19,6 +19,7 @@ from hedge.errors import HedgeError
 # name -> (module:attribute, one-line help). Add an area's command group here.
 COMMANDS: dict[str, tuple[str, str]] = {
     "nodes": ("hedge.nodes.cli:nodes", "Node performance: ranking, weak-node prediction, blacklisting."),
+    "traces": ("hedge.traces.cli:traces", "Read traces and report straggler statistics."),
 }
 
 

@@ -143,8 +143,9 @@ def to_workload(trace: AttemptTrace) -> Workload:
     FINISH minus the last SCHEDULE), its machine that attempt's node. A job arrives at its
     submit time when the trace has one, else at its first attempt's start; arrivals are
     shifted so the first job arrives at 0, and jobs are ordered by arrival. Tasks without a
-    successful attempt are not simulated: still running at the end of the file -> counted in
-    ``censored``; failed or killed for good -> ``counts['unfinished_tasks']``.
+    successful attempt are not simulated: those still running at the end of the file are
+    counted in ``censored``; ``counts['tasks_without_success']`` counts the tasks with ended
+    attempts but none successful (failed or killed, or restarted and still running).
     """
     t = trace.table
     ok = t.filter(pc.equal(t["state"], "SUCCEEDED"))
@@ -173,7 +174,7 @@ def to_workload(trace: AttemptTrace) -> Workload:
     types = np.where(np.asarray(ok["type"].to_numpy(zero_copy_only=False)) == "REDUCE",
                      REDUCE, MAP)
     counts = dict(trace.counts)
-    counts["unfinished_tasks"] = int(all_tasks - len(ok) - trace.censored_tasks)
+    counts["tasks_without_success"] = int(all_tasks - len(ok))
     counts["censored_attempts"] = trace.censored_attempts
     return Workload(
         job_ids=[str(j) for j in job_ids[job_order]],

@@ -87,11 +87,13 @@ def read_attempt_trace(path: str | Path, *, format: str | None = None) -> Attemp
 def load(path: str | Path, **options: object) -> Workload:
     """Any supported task trace -> Workload.
 
-    Options: ``format`` (skip detection), ``negative`` ("error"/"drop", Alibaba 2017),
-    SWIM synthesis parameters (see ``hedge.traces.swim.read``).
+    Options: ``format`` (skip detection), ``negative`` ("error"/"drop": only Alibaba 2017
+    rows can be dropped; in the other formats a negative duration is always an error), SWIM
+    synthesis parameters (see ``hedge.traces.swim.read``).
     """
     path = Path(path)
     kind = str(options.pop("format", None) or detect(path))
+    negative = options.pop("negative", "error")
     if kind in NODE_TABLES:
         raise HedgeError(f"{path}: this is an Alibaba 2018 node table ({kind}), not a task "
                          "trace; read it with hedge.traces.alibaba.read_machines")
@@ -102,7 +104,7 @@ def load(path: str | Path, **options: object) -> Workload:
         _no_options(path, kind, options)
         return to_workload(ATTEMPT_FORMATS[kind](path))
     if kind == "alibaba2017_batch_task":
-        return alibaba.read_batch_task(path, **options)
+        return alibaba.read_batch_task(path, negative=str(negative), **options)
     if kind == "swim":
         return swim.read(path, **options)
     if kind == "tr":

@@ -1,0 +1,39 @@
+"""``hedge traces``: look at a trace before simulating it."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from hedge.traces.formats import FORMATS, load
+from hedge.traces.stats import compute, format_text
+
+
+@click.group("traces")
+def traces() -> None:
+    """Read traces and report their straggler statistics."""
+
+
+@traces.command("stats")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@click.option("--threshold", default=1.5, show_default=True, type=float,
+              help="A task is a straggler above threshold x its job's mean (or median).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Skip format detection.")
+@click.option("--drop-negative", is_flag=True,
+              help="Skip (and count) rows with a negative duration instead of failing.")
+def stats(trace: str, as_json: bool, threshold: float, fmt: str | None,
+          drop_negative: bool) -> None:
+    """Per-job and trace-wide straggler statistics of TRACE."""
+    options: dict[str, object] = {}
+    if fmt:
+        options["format"] = fmt
+    if drop_negative:
+        options["negative"] = "drop"
+    result = compute(load(trace, **options), threshold=threshold)
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+    else:
+        click.echo(format_text(result))
