@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from hedge.errors import HedgeError, where
 from hedge.model import MAP
-from hedge.traces.csvio import line_of_row, read_table
+from hedge.traces.csvio import line_of_row, open_text, read_table
 from hedge.traces.workload import Workload
 
 BATCH_TASK_COLUMNS = ["create", "end", "job_id", "task_id", "instances", "status", "cpus",
@@ -106,7 +106,7 @@ def _workload(job: np.ndarray, start: np.ndarray, duration: np.ndarray, censored
 
 def read_machines(path: Path) -> pa.Table:
     """v2018 machine_meta or machine_usage (detected by the column count) as a Table."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_text(Path(path)) as f:
         first = f.readline().rstrip("\r\n").split(",")
     names = MACHINE_META_COLUMNS if len(first) == len(MACHINE_META_COLUMNS) \
         else MACHINE_USAGE_COLUMNS

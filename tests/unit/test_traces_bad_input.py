@@ -1,0 +1,177 @@
+"""Bad trace files: each gives one HedgeError naming the file, the line and the field.
+Partial traces (censored tasks) load and are counted."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.traces import load, read_attempts
+
+# time, missing, job, task, machine, event, user, class, priority, cpu, mem, disk, constraint
+G = "{t},,{job},{task},{m},{ev},user,3,9,0.1,0.1,0.0,0"
+
+
+def google(tmp_path: Path, rows: list[str], name: str = "part-00000-of-00500.csv.gz") -> Path:
+    path = tmp_path / name
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join(rows) + "\n")
+    return path
+
+
+def ok_rows() -> list[str]:
+    return [G.format(t=1_000_000, job=7, task=0, m="", ev=0),
+            G.format(t=2_000_000, job=7, task=0, m=42, ev=1),
+            G.format(t=5_000_000, job=7, task=0, m=42, ev=4)]
+
+
+def test_google_minimal_file_loads(tmp_path):
+    w = load(google(tmp_path, ok_rows()))
+    assert w.n_jobs == 1 and w.duration.tolist() == [3.0]
+    assert w.machine_names == ["42"]
+
+
+def test_google_wrong_column_count(tmp_path):
+    rows = ok_rows()
+    rows[1] = rows[1].rsplit(",", 1)[0]  # 12 fields
+    path = google(tmp_path, rows)
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: expected 13 fields .* found 12"):
+        load(path)
+
+
+def test_google_non_numeric_time(tmp_path):
+    rows = ok_rows()
+    rows[2] = rows[2].replace("5000000", "5e6x", 1)
+    path = google(tmp_path, rows)
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'time': expected a number"):
+        load(path)
+
+
+def test_google_unknown_event_type(tmp_path):
+    rows = ok_rows()
+    rows[1] = G.format(t=2_000_000, job=7, task=0, m=42, ev=11)
+    path = google(tmp_path, rows)
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'event_type': unknown event "
+                                         r"type 11"):
+        load(path)
+
+
+def test_google_negative_duration(tmp_path):
+    rows = ok_rows()
+    rows[2] = G.format(t=1_500_000, job=7, task=0, m=42, ev=4)  # FINISH before SCHEDULE
+    path = google(tmp_path, rows)
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'time': negative duration"):
+        load(path)
+
+
+def test_google_empty_file(tmp_path):
+    path = google(tmp_path, [])
+    with pytest.raises(HedgeError, match=rf"{path.name}: empty file"):
+        load(path)
+    with pytest.raises(HedgeError, match=rf"{path.name}: empty file"):
+        read_attempts(path, format="google_task_events")
+
+
+def test_google_censored_task_counted_not_dropped(tmp_path):
+    rows = ok_rows() + [G.format(t=3_000_000, job=7, task=1, m=43, ev=1),  # never ends
+                        G.format(t=4_000_000, job=8, task=0, m=44, ev=4)]  # never started
+    w = load(google(tmp_path, rows))
+    assert w.n_tasks == 1
+    assert w.censored == 1
+    assert w.counts["ends_without_schedule"] == 1
+
+
+BATCH_HEADER = ("task_create_time, task_end_time, job_id, task_id,number_of_instances, status,"
+                " number_of_cpus_requested_per_instance_in_the_task,"
+                "normalized_memory_requested_per_instance_in_the_task")
+
+
+def alibaba(tmp_path: Path, rows: list[str]) -> Path:
+    path = tmp_path / "batch_task.csv"
+    path.write_text("\n".join([BATCH_HEADER, *rows]) + "\n")
+    return path
+
+
+def test_alibaba_negative_duration_then_drop(tmp_path):
+    path = alibaba(tmp_path, ["10,20,1,1,1,Terminated,50,0.1",
+                              "30,25,1,2,1,Terminated,50,0.1",
+                              "40,0,2,3,1,Running,50,0.1"])
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'task_end_time': negative "
+                                         r"duration"):
+        load(path)
+    w = load(path, negative="drop")
+    assert w.duration.tolist() == [10.0]
+    assert w.counts["negative_duration"] == 1
+    assert w.censored == 1  # the Running row
+
+
+def test_alibaba_unknown_status(tmp_path):
+    path = alibaba(tmp_path, ["10,20,1,1,1,Terminated,50,0.1", "10,20,1,2,1,Done,50,0.1"])
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'status': unknown status"):
+        load(path)
+
+
+def test_alibaba_non_numeric_time(tmp_path):
+    path = alibaba(tmp_path, ["10,20,1,1,1,Terminated,50,0.1", "ten,20,1,2,1,Terminated,50,0.1"])
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'create': expected a number"):
+        load(path)
+
+
+def test_tr_wrong_task_count(tmp_path):
+    path = tmp_path / "x.tr"
+    path.write_text("0 2 1.5 1 2\n5 3 2 1 2\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: n_tasks is 3, so expected 6 fields"):
+        load(path)
+
+
+def test_tr_non_numeric_and_negative(tmp_path):
+    path = tmp_path / "x.tr"
+    path.write_text("0 2 1.5 1 2\n5 2 2 1 zz\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'd_2': expected a number"):
+        load(path)
+    path.write_text("0 2 1.5 1 -2\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:1: field 'd_2': negative duration"):
+        load(path)
+
+
+def test_rumen_invalid_json_and_negative_attempt(tmp_path):
+    path = tmp_path / "trace.json"
+    path.write_text('{"jobID": "job_1", "mapTasks": []}\n{"jobID": x}\n')
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: invalid JSON"):
+        read_attempts(path)
+    path.write_text('{"jobID": "job_1", "mapTasks": [{"taskID": "t1", "attempts": [\n'
+                    '{"attemptID": "a1", "startTime": 5000, "finishTime": 4000, '
+                    '"result": "SUCCESS", "hostName": "/r/h"}]}]}\n')
+    with pytest.raises(HedgeError, match=rf"{path.name}: field 'finishTime': attempt a1: "
+                                         r"negative duration"):
+        read_attempts(path)
+
+
+def test_jhist_bad_header(tmp_path):
+    path = tmp_path / "job.jhist"
+    path.write_text("Avro-Json\n{}\n{not json}\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: invalid JSON event"):
+        read_attempts(path)
+
+
+def test_swim_non_numeric_bytes(tmp_path):
+    path = tmp_path / "fb.tsv"
+    path.write_text("job0\t0\t0\t100\t0\t0\njob1\t5\t5\tlots\t0\t0\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'map_input_bytes'"):
+        load(path)
+
+
+def test_unrecognised_and_node_table(tmp_path):
+    path = tmp_path / "what.txt"
+    path.write_text("hello world\n")
+    with pytest.raises(HedgeError, match=rf"{path.name}:1: unrecognised trace format"):
+        load(path)
+    meta = tmp_path / "machine_meta.csv"
+    meta.write_text("m_1,0,219,17,96,100,USING\n")
+    with pytest.raises(HedgeError, match="node table .* not a task trace"):
+        load(meta)
+    with pytest.raises(HedgeError, match="no such file"):
+        load(tmp_path / "missing.csv")
