@@ -158,6 +158,10 @@ class JobFacts:
     # run times (s) of successfully completed attempts, per task type
     completed_map_runtimes: np.ndarray = field(default_factory=lambda: np.empty(0))
     completed_reduce_runtimes: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # nodes holding each task's input, shape (n_maps + n_reduces, replicas), -1 = padding;
+    # empty (0 columns) when unknown. An attempt is data-local iff its node is in its row.
+    # Used by the window policy's copy model (a remote copy pays input_bytes / bandwidth).
+    input_nodes: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
 
     def completed_runtimes(self, task_type: int) -> np.ndarray:
         return self.completed_map_runtimes if task_type == MAP else self.completed_reduce_runtimes
