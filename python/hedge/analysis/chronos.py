@@ -202,9 +202,9 @@ def _check_mean(p: _Params, r: np.ndarray) -> None:
     """The machine time is finite iff the kept attempt has a finite mean."""
     shape = p.beta if p.strategy == "none" else (np.min(r) + 1) * p.beta
     if shape <= 1:
-        what = "beta" if p.strategy == "none" else f"(r+1)*beta at r = {int(np.min(r))}"
+        what = "" if p.strategy == "none" else f" (r+1)*beta at r = {int(np.min(r))} is"
         raise HedgeError(
-            f"beta = {p.beta!r}: {what} = {shape:g} <= 1, so the expected machine time of "
+            f"beta = {p.beta!r}:{what} {shape:g} <= 1, so the expected machine time of "
             f"'{p.strategy}' is infinite (Pareto mean needs shape > 1)"
         )
     if p.strategy == "resume" and p.tau_kill - p.tau_est > p.t_min * (1 - p.tau_est / p.deadline):
