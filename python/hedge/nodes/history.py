@@ -55,14 +55,13 @@ def make_history(columns: dict[str, object], source: str = "<memory>",
     n = len(columns["job"])  # type: ignore[arg-type]
     data = dict(columns)
     data.setdefault("type", [""] * n)
-    if "speculative" not in data:
+    infer = "speculative" not in data
+    if infer:
         data["speculative"] = np.zeros(n, dtype=bool)
-        table = pa.table({name: data[name] for name in HISTORY_SCHEMA.names})
-        table = table.cast(HISTORY_SCHEMA)
-        table = table.set_column(8, "speculative", pa.array(infer_speculative(table)))
-    else:
-        table = pa.table({name: data[name] for name in HISTORY_SCHEMA.names}).cast(HISTORY_SCHEMA)
+    table = pa.table({name: data[name] for name in HISTORY_SCHEMA.names}).cast(HISTORY_SCHEMA)
     validate_history(table, source, first_line)
+    if infer:
+        table = table.set_column(8, "speculative", pa.array(infer_speculative(table)))
     return table
 
 
@@ -106,13 +105,12 @@ def validate_history(table: pa.Table, source: str, first_line: int | None = None
             fail(bad, name, f"one of {', '.join(a or '(empty)' for a in allowed)}",
                   column.to_numpy(zero_copy_only=False))
     keys = pc.binary_join_element_wise(table.column("job"), table.column("attempt"), "\x00")
-    _, first, counts = np.unique(keys.to_numpy(zero_copy_only=False), return_index=True,
-                                 return_counts=True)
-    if (counts > 1).any():
-        dup = np.zeros(table.num_rows, dtype=bool)
-        dup[first[counts > 1]] = True
+    _, first, inverse = np.unique(keys.to_numpy(zero_copy_only=False), return_index=True,
+                                  return_inverse=True)
+    dup = first[inverse] != np.arange(table.num_rows)  # every occurrence after the first
+    if dup.any():
         fail(dup, "attempt", "an attempt id unique within its job (duplicate)",
-              table.column("attempt").to_numpy(zero_copy_only=False))
+             table.column("attempt").to_numpy(zero_copy_only=False))
 
 
 def _fail(source: str, first_line: int | None, mask: np.ndarray, name: str, expected: str,
