@@ -76,12 +76,19 @@ def jvm_arrays(
 
 
 def fresh_rate_arrays(
-    start: Array, progress: Array, sent: Array, first_progress_time: Array, first_progress: Array
+    start: Array,
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    min_reports: int = 1,
 ) -> Array:
     """hedge's progress rate, measured up to the *send* time st of the last report.
 
     With two progress reports (p > p_fp) the JVM start-up is excluded, as in Chronos:
-    ``rate = (p - p_fp) / (st - t_fp)``; with one, ``rate = p / (st - t0)`` (t0 = launch).
+    ``rate = (p - p_fp) / (st - t_fp)``; with one, ``rate = p / (st - t0)`` (t0 = launch),
+    unless ``min_reports`` = 2, which leaves such attempts without a rate (NaN): the launch
+    rate counts the JVM start-up as work and underestimates attempts that started slowly.
     Either way the rate's time span ends at st, when p was true, not at the scan time.
     NaN while p = 0 or no report arrived.
     """
@@ -91,7 +98,7 @@ def fresh_rate_arrays(
         two_reports = (gained > 0) & (since_fp > 0)
         chronos = gained / np.where(two_reports, since_fp, np.nan)
         launch = np.where(progress > 0, progress, np.nan) / (sent - start)
-    rate = np.where(two_reports, chronos, launch)
+    rate = np.where(two_reports, chronos, launch if min_reports < 2 else np.nan)
     return np.where(rate > 0, rate, np.nan)
 
 
@@ -102,13 +109,15 @@ def fresh_progress_arrays(
     first_progress_time: Array,
     first_progress: Array,
     now: float | Array,
+    min_reports: int = 1,
 ) -> Array:
     """Progress extrapolated to the scan time: ``clip(p + rate * (t - st), p, 1)``.
 
     Falls back to the reported p where no rate is known (p = 0), so it is defined wherever
     a report arrived.
     """
-    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress)
+    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress,
+                             min_reports)
     ahead = np.nan_to_num(rate * (now - sent), nan=0.0)
     return np.clip(progress + ahead, progress, 1.0)
 
@@ -120,6 +129,7 @@ def fresh_arrays(
     first_progress_time: Array,
     first_progress: Array,
     now: float | Array,
+    min_reports: int = 1,
 ) -> Array:
     """hedge's heartbeat-freshness-aware estimate.
 
@@ -128,7 +138,8 @@ def fresh_arrays(
     remaining work at that rate. Heartbeat age therefore does not inflate the estimate.
     An attempt that by extrapolation should already have finished gets ECT = t.
     """
-    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress)
+    rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress,
+                             min_reports)
     with np.errstate(invalid="ignore"):
         ect = np.maximum(now, sent + (1.0 - progress) / rate)
     return _finished(ect, progress, sent)
