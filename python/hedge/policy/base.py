@@ -19,6 +19,7 @@ from hedge.model import Actions, Snapshot
 POLICY_MODULES = [
     "hedge.policy.baseline",
     "hedge.policy.detectors",
+    "hedge.policy.window",
 ]
 
 _REGISTRY: dict[str, type[Policy]] = {}

@@ -1,0 +1,351 @@
+"""Energy-aware speculation: window-based slot reservation (``window``) and
+heterogeneity-aware copies at the end of the job (``hete-aware``).
+
+``window`` works in windows of w seconds (default 0.2 x the job's fastest completed task;
+w must stay below the mean task duration). At the start of each window:
+
+1. detect stragglers (default the ``rate`` detector of :mod:`hedge.detect`) and order them
+   by criticalness ``(1 - PS) * elapsed / PS`` (LATE's remaining time), most critical
+   first; a straggler whose remaining time does not exceed a copy's expected run time (the
+   job's mean completed run time of its task type) gets no copy;
+2. predict the slots V that free up within the window (``ClusterFacts.slot_free_at``: the
+   running tasks' estimated ends, speeds constant within the window);
+3-4. give each straggler a slot of V by skyline choice with opportunistic rescheduling
+   (:mod:`hedge.policy.allocation`, top k = 3), using the copy model of
+   :mod:`hedge.analysis.copy_model` and the power model of :mod:`hedge.analysis.energy`;
+5. hold the chosen slots: ``reserve_slots`` = reservations not yet launched (the job
+   scheduler gives the other slots to normal tasks), and launch each copy, with
+   ``prefer_node`` = its slot's node, at the first scan where its slot is free. Reservations
+   not launched by the window's end are dropped and re-planned.
+
+The copy model needs, per node, the latest non-straggling task T_h of this job (of the same
+task type) that ran there: its run time, input bytes and locality. The policy learns them
+from what the AM sees: SUCCEEDED rows of the attempt table when present, otherwise an
+attempt that disappears with its task (the task finished; its run time is taken as
+``now - start``, at most one scan long). A T_h is non-straggling when its run time is below
+``straggler_factor`` x the mean completed run time. A node with no such history uses the
+mean completed run time divided by the node's relative speed (``ClusterFacts.node_speed``,
+1 when unknown). Locality comes from ``JobFacts.input_nodes`` (unknown: no adjustment).
+
+``hete-aware`` uses steps 1-3 (no rescheduling) but only for a task type once all its
+normal tasks are launched (no original attempt of that type is WAITING), as Hadoop copies
+only at the end of a job's wave.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from hedge.analysis.copy_model import check_bandwidth
+from hedge.analysis.energy import PowerModel
+from hedge.detect import detect
+from hedge.errors import HedgeError
+from hedge.estimate import estimate_ect
+from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.policy.allocation import AllocationProblem, allocate
+from hedge.policy.base import Policy, register
+
+
+def _power_model(power: PowerModel | dict | None) -> PowerModel:
+    if power is None:
+        return PowerModel()
+    if isinstance(power, PowerModel):
+        return power
+    if isinstance(power, dict):
+        try:
+            return PowerModel(**power)
+        except TypeError as exc:
+            raise HedgeError(f"power model: {exc}; expected fields of {asdict(PowerModel())}"
+                             ) from None
+    raise HedgeError(f"power = {power!r}, expected a PowerModel or a dict of its fields")
+
+
+class _NodeHistory:
+    """Per task type and node: run time, input bytes and locality of the latest
+    non-straggling completed attempt of this job seen there (NaN / False: none)."""
+
+    def __init__(self) -> None:
+        self.runtime = np.full((2, 0), np.nan)
+        self.input_bytes = np.full((2, 0), np.nan)
+        self.local = np.zeros((2, 0), dtype=bool)
+        self._prev: dict[str, np.ndarray] | None = None
+
+    def _grow(self, n_nodes: int) -> None:
+        extra = n_nodes - self.runtime.shape[1]
+        if extra > 0:
+            self.runtime = np.hstack([self.runtime, np.full((2, extra), np.nan)])
+            self.input_bytes = np.hstack([self.input_bytes, np.full((2, extra), np.nan)])
+            self.local = np.hstack([self.local, np.zeros((2, extra), dtype=bool)])
+
+    def update(self, snap: Snapshot, local: np.ndarray, typical: np.ndarray,
+               factor: float) -> None:
+        """Record completions visible in ``snap``; ``typical[type]``: mean run time."""
+        a = snap.attempts
+        n_nodes = max(len(snap.cluster.node_speed), int(a.node.max(initial=-1)) + 1,
+                      int(snap.cluster.slot_node.max(initial=-1)) + 1)
+        self._grow(n_nodes)
+        done = (a.state == AttemptState.SUCCEEDED) & (a.node >= 0)
+        rows = {"node": a.node[done], "type": a.task_type[done],
+                "runtime": (a.report_sent - a.start)[done],
+                "bytes": a.input_bytes[done], "local": local[done],
+                "t": a.report_sent[done]}
+        running = a.running & (a.node >= 0)
+        cur = {"aid": a.attempt[running], "task": a.task[running], "node": a.node[running],
+               "type": a.task_type[running], "start": a.start[running],
+               "progress": a.progress[running], "bytes": a.input_bytes[running],
+               "local": local[running]}
+        if self._prev is not None:
+            p = self._prev
+            # attempts gone together with their task: the task finished; the one with the
+            # most progress is taken as the winner, finishing at about now
+            gone = ~np.isin(p["aid"], a.attempt) & ~np.isin(p["task"], a.task)
+            order = np.lexsort((-p["progress"], p["task"]))
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = p["task"][order][1:] != p["task"][order][:-1]
+            winner = np.zeros(len(order), dtype=bool)
+            winner[order[first]] = True
+            w = gone & winner
+            for key, value in (("node", p["node"][w]), ("type", p["type"][w]),
+                               ("runtime", snap.now - p["start"][w]),
+                               ("bytes", p["bytes"][w]), ("local", p["local"][w]),
+                               ("t", np.full(int(w.sum()), snap.now))):
+                rows[key] = np.concatenate([rows[key], value])
+        self._prev = cur
+        ok = rows["runtime"] <= factor * typical[rows["type"].astype(np.int64)]
+        order = np.argsort(rows["t"][ok], kind="stable")  # latest written last wins
+        node = rows["node"][ok][order]
+        ttype = rows["type"][ok][order].astype(np.int64)
+        self.runtime[ttype, node] = rows["runtime"][ok][order]
+        self.input_bytes[ttype, node] = rows["bytes"][ok][order]
+        self.local[ttype, node] = rows["local"][ok][order]
+
+
+def _attempt_local(snap: Snapshot) -> np.ndarray:
+    """Per attempt: its node holds the task's input (False when unknown)."""
+    nodes = snap.job.input_nodes
+    a = snap.attempts
+    if nodes.ndim != 2 or nodes.shape[1] == 0 or len(a) == 0:
+        return np.zeros(len(a), dtype=bool)
+    ok = (a.task >= 0) & (a.task < len(nodes)) & (a.node >= 0)
+    rows = nodes[np.where(ok, a.task, 0)]
+    return ok & (rows == a.node[:, None]).any(axis=1)
+
+
+@register
+class WindowPolicy(Policy):
+    """Window-based reservation with heterogeneity- and energy-aware copy placement.
+
+    Parameters: ``window`` w as a fraction of the job's fastest completed task duration,
+    in (0, 1); or ``window_seconds`` (absolute, checked against the mean task duration at
+    run time); ``detector`` / ``detector_params`` (straggler detection, default LATE's
+    ``rate``); ``bandwidth`` bytes/s for remote input (the copy model's B); ``power``: a
+    :class:`~hedge.analysis.energy.PowerModel` or dict of its fields; ``top_k`` candidates
+    for opportunistic rescheduling; ``straggler_factor``: a completed task slower than this
+    x the mean is not used as a slot's reference T_h.
+    """
+
+    name = "window"
+    reschedule = True
+
+    def __init__(
+        self,
+        window: float = 0.2,
+        window_seconds: float | None = None,
+        detector: str = "rate",
+        detector_params: dict | None = None,
+        bandwidth: float = 1e8,
+        power: PowerModel | dict | None = None,
+        top_k: int = 3,
+        straggler_factor: float = 1.2,
+    ) -> None:
+        if not 0 < float(window) < 1:
+            raise HedgeError(
+                f"policy '{self.name}': window = {window!r}, expected a fraction in (0, 1) of "
+                "the job's fastest task duration (it must stay below the mean task duration)"
+            )
+        if window_seconds is not None and not float(window_seconds) > 0:
+            raise HedgeError(f"policy '{self.name}': window_seconds = {window_seconds!r}, "
+                             "expected seconds > 0 and below the mean task duration")
+        if int(top_k) < 1:
+            raise HedgeError(f"policy '{self.name}': top_k = {top_k!r}, expected >= 1")
+        self.window = float(window)
+        self.window_seconds = None if window_seconds is None else float(window_seconds)
+        self.detector = detector
+        self.detector_params = dict(detector_params or {})
+        self.bandwidth = check_bandwidth(bandwidth)
+        self.power = _power_model(power)
+        self.top_k = int(top_k)
+        self.straggler_factor = float(straggler_factor)
+        self._window_end = -np.inf
+        self._copied: set[int] = set()
+        # pending reservations: task, slot, node
+        self._pending = np.empty((0, 3), dtype=np.int64)
+        self._history = _NodeHistory()
+
+    # ---------------------------------------------------------------- the scan
+    def decide(self, snapshot: Snapshot) -> Actions:
+        job = snapshot.job
+        done = np.concatenate([job.completed_map_runtimes, job.completed_reduce_runtimes])
+        done = done[np.isfinite(done)]
+        if len(done) == 0:
+            return Actions.nothing()
+        typical = np.array([_mean_or(job.completed_map_runtimes, done.mean()),
+                            _mean_or(job.completed_reduce_runtimes, done.mean())])
+        local = _attempt_local(snapshot)
+        self._history.update(snapshot, local, typical, self.straggler_factor)
+        if snapshot.now >= self._window_end:
+            w = self._window_length(done)
+            self._window_end = snapshot.now + w
+            self._pending = self._plan(snapshot, w, typical, local)
+        return self._launch_ready(snapshot)
+
+    def _window_length(self, done: np.ndarray) -> float:
+        mean = float(done.mean())
+        if self.window_seconds is None:
+            return self.window * float(done.min())
+        if self.window_seconds >= mean:
+            raise HedgeError(
+                f"policy '{self.name}': window_seconds = {self.window_seconds:g}, expected "
+                f"0 < w < the mean task duration ({mean:.3g} s)"
+            )
+        return self.window_seconds
+
+    def _launch_ready(self, snap: Snapshot) -> Actions:
+        """Copies whose reserved slot is free now; the rest stay reserved."""
+        pend = self._pending
+        a = snap.attempts
+        alive = np.isin(pend[:, 0], a.task[a.running])
+        pend = pend[alive]
+        free_at = snap.cluster.slot_free_at
+        ready = free_at[pend[:, 1]] <= snap.now if len(free_at) else np.ones(len(pend), bool)
+        go, self._pending = pend[ready], pend[~ready]
+        self._copied.update(go[:, 0].tolist())
+        return Actions(speculate_task=go[:, 0], prefer_node=go[:, 2],
+                       reserve_slots=len(self._pending))
+
+    # ---------------------------------------------------------------- the plan
+    def _eligible_types(self, snap: Snapshot) -> list[int]:
+        return [MAP, REDUCE]
+
+    def _stragglers(self, snap: Snapshot, typical: np.ndarray) -> np.ndarray:
+        """Rows of running original attempts to copy, most critical first (step 1)."""
+        a = snap.attempts
+        flagged = detect(self.detector, snap, **self.detector_params)
+        live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+        attempts_per_task = np.bincount(a.task[live], minlength=int(a.task.max(initial=0)) + 1)
+        single = attempts_per_task[a.task] == 1
+        copied = np.isin(a.task, np.fromiter(self._copied, np.int64, len(self._copied)))
+        types = np.isin(a.task_type, self._eligible_types(snap))
+        cand = flagged & a.running & ~a.speculative & single & ~copied & types
+        remaining = estimate_ect("rate", a, snap.now) - snap.now
+        cand &= remaining > typical[a.task_type.astype(np.int64)]
+        rows = np.flatnonzero(cand)
+        return rows[np.argsort(-remaining[rows], kind="stable")]
+
+    def _plan(self, snap: Snapshot, w: float, typical: np.ndarray,
+              local: np.ndarray) -> np.ndarray:
+        rows = self._stragglers(snap, typical)
+        c = snap.cluster
+        if len(rows) == 0 or len(c.slot_free_at) == 0:
+            return np.empty((0, 3), dtype=np.int64)
+        slots = np.flatnonzero((c.slot_free_at <= snap.now + w)
+                               & ~np.isin(c.slot_node, c.blacklist))
+        slots = slots[np.argsort(c.slot_free_at[slots], kind="stable")]
+        busy = np.bincount(c.slot_node[c.slot_free_at > snap.now],
+                           minlength=int(c.slot_node.max()) + 1)
+        plan = []
+        free = np.ones(len(slots), dtype=bool)
+        a = snap.attempts
+        for ttype in np.unique(a.task_type[rows]):
+            mine = rows[a.task_type[rows] == ttype]
+            cols = slots[free]
+            if len(cols) == 0:
+                break
+            problem = self._problem(snap, mine, cols, int(ttype), typical, local, busy)
+            result = allocate(problem, reschedule=self.reschedule, top_k=self.top_k)
+            ok = result.placed
+            chosen = cols[result.slot[ok]]
+            free[np.isin(slots, chosen)] = False
+            plan.append(np.stack([a.task[mine[ok]], chosen, c.slot_node[chosen]], axis=1))
+        return np.concatenate(plan) if plan else np.empty((0, 3), dtype=np.int64)
+
+    def _problem(self, snap: Snapshot, rows: np.ndarray, cols: np.ndarray, ttype: int,
+                 typical: np.ndarray, local: np.ndarray, busy: np.ndarray
+                 ) -> AllocationProblem:
+        """Stragglers ``rows`` (attempt rows) against slots ``cols`` for one task type."""
+        a, c, now, b = snap.attempts, snap.cluster, snap.now, self.bandwidth
+        ect = estimate_ect("rate", a, now)
+        node = c.slot_node[cols]
+        speed = np.ones(len(busy))
+        if len(c.node_speed) >= len(busy):
+            speed = np.where(c.node_speed[:len(busy)] > 0, c.node_speed[:len(busy)], 1.0)
+        hist_rt = self._history.runtime[ttype]
+        known = np.zeros(len(node), dtype=bool)
+        if len(hist_rt):
+            inside = node < len(hist_rt)
+            known[inside] = np.isfinite(hist_rt[node[inside]])
+        safe = np.where(known, node, 0)
+        base = np.where(known, hist_rt[safe] if len(hist_rt) else 0.0,
+                        typical[ttype] / speed[node])
+        last_local = known & self._history.local[ttype][safe] if len(hist_rt) else known
+        saving = np.where(known, np.nan_to_num(self._history.input_bytes[ttype][safe]) / b
+                          if len(hist_rt) else 0.0, 0.0)
+        freed = c.slot_free_at[cols] > now  # the slot's own task leaves before the copy
+        p_slot = self.power.slot_power(np.maximum(busy[node] - freed, 0))
+        p_strag = self.power.slot_power(np.maximum(busy[a.node[rows]] - 1, 0))
+        local_ptr, local_slot = self._copy_locality(snap, rows, node)
+        return AllocationProblem(
+            criticalness=ect[rows] - now,
+            end=ect[rows] - now,
+            straggler_power=p_strag,
+            remote_penalty=np.nan_to_num(a.input_bytes[rows]) / b,
+            slot_start=np.maximum(c.slot_free_at[cols], now) - now,
+            slot_power=p_slot,
+            base_runtime=base,
+            last_local=last_local,
+            local_saving=saving,
+            local_ptr=local_ptr,
+            local_slot=local_slot,
+        )
+
+    @staticmethod
+    def _copy_locality(snap: Snapshot, rows: np.ndarray, slot_node: np.ndarray
+                       ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """CSR of the candidate slots on nodes holding each straggler's input."""
+        nodes = snap.job.input_nodes
+        if nodes.ndim != 2 or nodes.shape[1] == 0:
+            return None, None
+        task = snap.attempts.task[rows]
+        homes = nodes[np.clip(task, 0, len(nodes) - 1)]  # (|S|, replicas)
+        order = np.argsort(slot_node, kind="stable")
+        sorted_nodes = slot_node[order]
+        lo = np.searchsorted(sorted_nodes, homes, side="left")
+        hi = np.searchsorted(sorted_nodes, homes, side="right")
+        counts = np.where(homes >= 0, hi - lo, 0)
+        flat_lo, flat_n = lo.ravel(), counts.ravel()
+        ends = np.cumsum(flat_n)
+        idx = np.repeat(flat_lo - (ends - flat_n), flat_n) + np.arange(int(ends[-1]) if
+                                                                        len(ends) else 0)
+        ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=1))])
+        return ptr, order[idx]
+
+
+@register
+class HeteAwarePolicy(WindowPolicy):
+    """Copies only once every normal task of the type is launched (as Hadoop), placed by
+    the skyline choice of :mod:`hedge.policy.allocation` (no rescheduling)."""
+
+    name = "hete-aware"
+    reschedule = False
+
+    def _eligible_types(self, snap: Snapshot) -> list[int]:
+        a = snap.attempts
+        waiting = (a.state == AttemptState.WAITING) & ~a.speculative
+        return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
+
+
+def _mean_or(values: np.ndarray, default: float) -> float:
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if len(values) else float(default)
