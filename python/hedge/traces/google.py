@@ -70,7 +70,21 @@ def _id_strings(*parts: pa.Array) -> pa.Array:
 
 def read(path: Path) -> AttemptTrace:
     """Attempts of one task_events part file (times in s of trace time)."""
-    events = read_events(path)
+    return attempts_from_events(read_events(path), path)
+
+
+def read_parts(paths: list[Path]) -> AttemptTrace:
+    """Attempts of consecutive part files read as one stream (an attempt scheduled in one
+    part and ended in the next is paired, not censored)."""
+    if not paths:
+        raise HedgeError("no Google task_events part files given")
+    events = pa.concat_tables([read_events(p) for p in paths])
+    return attempts_from_events(events, paths[0], line_numbers=False)
+
+
+def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
+                         ) -> AttemptTrace:
+    """Pair SCHEDULE and ending events (see the module docstring)."""
     time = events["time"].to_numpy()
     job = events["job_id"].to_numpy()
     index = events["task_index"].to_numpy()
@@ -98,7 +112,8 @@ def read(path: Path) -> AttemptTrace:
     duration = t[end_pos] - t[start_pos]
     if (duration < 0).any():
         row = int(rows[end_pos[np.argmax(duration < 0)]])
-        raise HedgeError(f"{where(path, line_of_row(path, row), 'time')}: negative duration: "
+        line = line_of_row(path, row) if line_numbers else None
+        raise HedgeError(f"{where(path, line, 'time')}: negative duration: "
                          "the ending event is earlier than the task's SCHEDULE")
 
     started_pos = np.flatnonzero(is_sched)
