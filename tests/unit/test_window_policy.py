@@ -1,0 +1,132 @@
+"""The 'window' and 'hete-aware' policies on hand-built snapshots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.policy.window import HeteAwarePolicy, WindowPolicy
+
+R, W = AttemptState.RUNNING, AttemptState.WAITING
+SLOT_NODE = np.array([0, 0, 1, 1, 2, 2])
+
+
+def snapshot(now, attempts, free_at, node_speed=(), completed=(10.0, 12.0), n_maps=6,
+             input_nodes=None):
+    """``attempts``: (task, attempt, state, node, start, progress) tuples, all maps."""
+    cols = np.array(attempts, dtype=float).reshape(-1, 6)
+    n = len(cols)
+    running = cols[:, 2] == R
+    start = np.where(running, cols[:, 4], np.nan)
+    sent = np.where(running, now, np.nan)
+    table = AttemptTable(
+        task=cols[:, 0], attempt=cols[:, 1], task_type=np.full(n, MAP), state=cols[:, 2],
+        node=cols[:, 3], start=start, first_progress_time=start, first_progress=np.zeros(n),
+        progress=cols[:, 5], report_sent=sent, report_received=sent,
+        bytes_processed=np.zeros(n), input_bytes=np.full(n, 1e8),
+        speculative=np.zeros(n, bool),
+    )
+    job = JobFacts(job_id="j", start=0.0, n_maps=n_maps, n_reduces=0,
+                   completed_map_runtimes=np.array(completed))
+    if input_nodes is not None:
+        job.input_nodes = np.asarray(input_nodes)
+    cluster = ClusterFacts(total_slots=6, free_slots=0, node_speed=np.array(node_speed),
+                           slot_node=SLOT_NODE, slot_free_at=np.array(free_at, dtype=float))
+    return Snapshot(now=now, job=job, attempts=table, cluster=cluster)
+
+
+# task 2 on node 2 is the straggler: progress 0.1 after 10 s, ECT 100 (ETD 100 vs 20 and 10)
+RUNNING = [(2, 2, R, 2, 0.0, 0.1), (3, 3, R, 1, 0.0, 0.5), (4, 4, R, 0, 5.0, 0.5)]
+# slot 1 (node 0) frees at 11, slot 3 (node 1) at 11.5: both inside the 2 s window
+FREE_AT = [15, 11, 20, 11.5, 100, 30]
+
+
+def test_reserves_the_best_slot_then_launches_the_copy_when_it_frees():
+    policy = WindowPolicy()
+    first = policy.decide(snapshot(10.0, RUNNING, FREE_AT, node_speed=[1, 0.5, 1]))
+    # node 1 is twice as slow (t_C 22 vs 11): slot 1 on node 0 saves more time and energy
+    assert first.speculate_task.tolist() == []
+    assert first.reserve_slots == 1
+    freed = list(FREE_AT)
+    freed[1] = 11.0
+    second = policy.decide(snapshot(11.0, RUNNING, freed, node_speed=[1, 0.5, 1]))
+    assert second.speculate_task.tolist() == [2]
+    assert second.prefer_node.tolist() == [0]
+    assert second.reserve_slots == 0
+    # one copy per task: later windows do not copy task 2 again
+    later = policy.decide(snapshot(12.5, RUNNING, [15, 30, 20, 12.5, 100, 30],
+                                   node_speed=[1, 0.5, 1]))
+    assert later.speculate_task.tolist() == []
+
+
+def test_avoids_a_slow_node_even_when_its_slot_frees_first():
+    policy = WindowPolicy()
+    policy.decide(snapshot(10.0, RUNNING, FREE_AT, node_speed=[0.25, 1, 1]))
+    freed = [15, 11, 20, 11.0, 100, 30]
+    out = policy.decide(snapshot(11.0, RUNNING, freed, node_speed=[0.25, 1, 1]))
+    assert out.prefer_node.tolist() == [1]
+
+
+def test_no_copy_when_no_slot_saves_energy():
+    # only slot 5 (node 2) frees in the window and copies there would run 11 / 0.1 = 110 s
+    policy = WindowPolicy()
+    out = policy.decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 11],
+                                 node_speed=[1, 1, 0.1]))
+    assert out.reserve_slots == 0 and len(out.speculate_task) == 0
+
+
+def test_nothing_before_a_task_completed():
+    out = WindowPolicy().decide(snapshot(10.0, RUNNING, FREE_AT, completed=()))
+    assert len(out.speculate_task) == 0 and out.reserve_slots == 0
+
+
+def test_learns_the_slot_reference_task_from_attempts_that_finish():
+    policy = WindowPolicy()
+    policy.decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 30]))  # nothing in window
+    # at 13 task 4 (node 0, started at 5) is gone: it finished in about 8 s on node 0
+    policy.decide(snapshot(13.0, RUNNING[:2], [13, 30, 20, 30, 100, 30]))
+    assert policy._history.runtime[MAP, 0] == pytest.approx(8.0)
+    assert np.isnan(policy._history.runtime[MAP, 1])
+
+
+def test_hete_aware_waits_until_all_normal_tasks_are_launched():
+    waiting = RUNNING + [(5, 5, W, -1, np.nan, 0.0)]
+    freed = [15, 11, 20, 11.5, 100, 30]
+    policy = HeteAwarePolicy()
+    out = policy.decide(snapshot(11.0, waiting, freed))
+    assert out.reserve_slots == 0 and len(out.speculate_task) == 0
+    policy = HeteAwarePolicy()
+    out = policy.decide(snapshot(11.0, RUNNING, [15, 11, 20, 11.5, 100, 30], n_maps=5))
+    assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [0]
+
+
+def test_copy_locality_lists_the_slots_on_each_inputs_nodes():
+    snap = snapshot(10.0, RUNNING, FREE_AT, input_nodes=[[0, 1]] * 3 + [[2, -1]] * 3)
+    ptr, slots = WindowPolicy._copy_locality(snap, np.array([0, 2]), SLOT_NODE)
+    # attempt row 0 is task 2 (input on nodes 0, 1), row 2 is task 4 (node 2)
+    assert ptr.tolist() == [0, 4, 6]
+    assert sorted(slots[:4].tolist()) == [0, 1, 2, 3] and sorted(slots[4:].tolist()) == [4, 5]
+
+
+@pytest.mark.parametrize("window", [0.0, 1.0, 1.5, -0.2])
+def test_window_fraction_outside_0_1_is_rejected(window):
+    with pytest.raises(HedgeError, match=r"window = .*\(0, 1\)"):
+        WindowPolicy(window=window)
+
+
+def test_window_at_or_above_the_mean_task_duration_is_rejected():
+    policy = WindowPolicy(window_seconds=11.0)
+    with pytest.raises(HedgeError, match=r"window_seconds = 11.*mean task duration \(11 s\)"):
+        policy.decide(snapshot(10.0, RUNNING, FREE_AT))
+    WindowPolicy(window_seconds=10.9).decide(snapshot(10.0, RUNNING, FREE_AT))
+
+
+def test_bad_bandwidth_and_power_constants_are_rejected():
+    with pytest.raises(HedgeError, match="bandwidth.*> 0"):
+        WindowPolicy(bandwidth=0)
+    with pytest.raises(HedgeError, match="'static' = -5.*>= 0"):
+        WindowPolicy(power={"static": -5})
+    with pytest.raises(HedgeError, match="power model"):
+        WindowPolicy(power={"watts": 5})
