@@ -20,6 +20,8 @@ POLICY_MODULES = [
     "hedge.policy.baseline",
     "hedge.policy.detectors",
     "hedge.policy.window",
+    "hedge.policy.chronos",
+    "hedge.policy.replicate",
 ]
 
 _REGISTRY: dict[str, type[Policy]] = {}

@@ -1,0 +1,249 @@
+"""Chronos (ICDCS'18) deadline-aware speculation: ``chronos-clone``, ``-restart``, ``-resume``.
+
+Per job, once: attempt run times are modelled as Pareto(t_min, beta), fitted (MLE) to the
+durations known at the time (completed tasks, and ``ect - start`` of running attempts from
+the JVM-aware estimator, eq. 32), unless ``t_min``/``beta`` are given; then
+:func:`hedge.analysis.chronos.optimal_r` picks r for the job's N tasks and its relative
+deadline D = deadline - job start (``theta``, ``price``, ``r_min``), with tau_est and
+tau_kill from :func:`hedge.analysis.chronos.default_taus` unless given. tau_est and tau_kill
+are measured from each task's launch (the start of its first attempt), because in a
+cluster a job's tasks do not all start at time 0 as in the model.
+
+- ``chronos-clone``: r extra attempts as soon as a task is seen; at tau_kill the attempt
+  with the best reported progress is kept (ties: earliest estimated completion), the others
+  (running or still waiting for a slot) are killed.
+- ``chronos-restart``: at tau_est, a task whose JVM-aware estimated completion is after the
+  deadline gets r fresh attempts; tau_kill - tau_est after that, the attempt with the
+  smallest estimated completion is kept.
+- ``chronos-resume``: at tau_est such a straggler is killed and r + 1 attempts process the
+  input it had not reached (``Actions.resume_task``); tau_kill - tau_est later the one with
+  the smallest estimated completion is kept. Simulator only (``live_am_supported``).
+
+A decision that needs an estimate waits (scan by scan) until the JVM-aware estimate exists
+(two progress reports), at most ``tau_kill - tau_est`` beyond its due time; after that an
+attempt without an estimate counts as never finishing. Jobs without a deadline are left
+alone. If no r reaches ``r_min``, the plan falls back to ``r_min = 0``; if the model cannot
+help (D <= t_min, or too few durations to fit), r = 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from hedge.analysis import chronos
+from hedge.analysis.fitting import fit_pareto
+from hedge.errors import HedgeError
+from hedge.estimate import jvm_ect
+from hedge.model import Actions, AttemptState, Snapshot
+from hedge.policy.base import Policy, register
+
+
+class _Chronos(Policy):
+    """Shared planning and per-task bookkeeping of the three Chronos strategies."""
+
+    strategy: ClassVar[str] = ""
+
+    def __init__(self, theta: float = 1e-4, price: float = 1.0, r_min: float = 0.0,
+                 t_min: float | None = None, beta: float | None = None,
+                 tau_est: float | None = None, tau_kill: float | None = None,
+                 max_extra: int = 3, min_samples: int = 5) -> None:
+        self.theta = theta
+        self.price = price
+        self.r_min = r_min
+        self.t_min = t_min
+        self.beta = beta
+        self.tau_est = tau_est
+        self.tau_kill = tau_kill
+        self.max_extra = max_extra
+        self.min_samples = min_samples
+        # the plan: (r, tau_est, tau_kill, reason) once made
+        self.plan: tuple[int, float, float, str] | None = None
+        self._launch = np.empty(0)  # first attempt's start per task (NaN: not seen)
+        self._acted = np.empty(0)  # when the task got its copies (NaN: not yet)
+        self._done = np.empty(0, dtype=bool)  # no more decisions for this task
+
+    # ----------------------------------------------------------------- planning
+    def _durations(self, s: Snapshot, ect: np.ndarray) -> np.ndarray:
+        """Known run times: completed tasks, then JVM-aware estimates of running originals."""
+        a = s.attempts
+        own = (a.state == AttemptState.RUNNING) & ~a.speculative & np.isfinite(ect)
+        known = np.concatenate([s.job.completed_map_runtimes, s.job.completed_reduce_runtimes,
+                                (ect - a.start)[own]])
+        return known[known > 0]
+
+    def _make_plan(self, s: Snapshot, ect: np.ndarray) -> tuple[int, float, float, str] | None:
+        deadline = s.job.deadline - s.job.start
+        t_min, beta = self.t_min, self.beta
+        if t_min is None or beta is None:
+            known = self._durations(s, ect)
+            if len(known) < self.min_samples or len(np.unique(known)) < 2:
+                return None  # not enough evidence yet: plan at a later scan
+            fit = fit_pareto(known, warn=False)
+            t_min = fit.t_min if t_min is None else t_min
+            beta = fit.beta if beta is None else beta
+        n = s.job.n_maps + s.job.n_reduces
+        if not deadline > t_min:
+            return 0, math.inf, math.inf, f"D = {deadline:.4g} <= t_min = {t_min:.4g}"
+        te, tk = chronos.default_taus(deadline, t_min, self.tau_est)
+        tk = tk if self.tau_kill is None else self.tau_kill
+        args = (self.strategy, n, deadline, t_min, beta, te, tk)
+        weights = dict(theta=self.theta, price=self.price, r_max=self.max_extra)
+        try:
+            try:
+                r = chronos.optimal_r(*args, r_min=self.r_min, **weights)[0]
+            except HedgeError:
+                r = chronos.optimal_r(*args, r_min=0.0, **weights)[0]
+        except HedgeError as exc:
+            return 0, te, tk, str(exc)
+        return r, te, tk, f"Pareto(t_min = {t_min:.4g}, beta = {beta:.3g}), D = {deadline:.4g}"
+
+    # ----------------------------------------------------------------- bookkeeping
+    def _track(self, s: Snapshot) -> None:
+        n = s.job.n_maps + s.job.n_reduces
+        if len(self._launch) != n:
+            self._launch = np.full(n, np.nan)
+            self._acted = np.full(n, np.nan)
+            self._done = np.zeros(n, dtype=bool)
+        a = s.attempts
+        started = np.full(n, np.inf)
+        np.minimum.at(started, a.task, np.where(np.isnan(a.start), np.inf, a.start))
+        first = np.isnan(self._launch) & np.isfinite(started)
+        self._launch[first] = started[first]
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        s = snapshot
+        if s.job.deadline is None:
+            return Actions(next_scan_in=math.inf)
+        self._track(s)
+        ect = jvm_ect(s.attempts, s.now)
+        if self.plan is None:
+            self.plan = self._make_plan(s, ect)
+            if self.plan is None:
+                return Actions()
+        r, te, tk, _ = self.plan
+        if r == 0:
+            return Actions(next_scan_in=math.inf)
+        return self._act(s, ect, r, te, tk)
+
+    def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
+        raise AssertionError("subclasses implement _act")
+
+    # ----------------------------------------------------------------- shared decisions
+    def _live(self, s: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """Masks of RUNNING and of live (RUNNING or WAITING) attempt rows."""
+        state = s.attempts.state
+        running = state == AttemptState.RUNNING
+        return running, running | (state == AttemptState.WAITING)
+
+    def _stragglers(self, s: Snapshot, ect: np.ndarray, te: float, grace: float) -> np.ndarray:
+        """Tasks at their tau_est test whose estimated completion is after the deadline.
+
+        Due: launched at least tau_est ago and not yet settled. A due task with exactly one
+        live attempt is tested once that attempt has an estimate (or, without one, after
+        ``grace`` s, counting as never finishing); a due task with none (finished) or
+        several live attempts needs nothing. Settled tasks are marked acted or done.
+        """
+        a = s.attempts
+        running, live = self._live(s)
+        n = len(self._launch)
+        due = ~self._done & np.isnan(self._acted) & (s.now >= self._launch + te)
+        alone = np.bincount(a.task[live], minlength=n) == 1
+        task_ect = np.full(n, np.nan)
+        rows = running & (due & alone)[a.task]
+        task_ect[a.task[rows]] = ect[rows]
+        known = np.isfinite(task_ect)
+        overdue = s.now >= self._launch + te + grace
+        test = due & alone & (known | overdue)
+        with np.errstate(invalid="ignore"):
+            late = test & (~known | (task_ect > s.job.deadline))
+        self._done |= (due & ~alone) | (test & ~late)
+        self._acted[late] = s.now
+        return np.flatnonzero(late)
+
+    def _prune(self, s: Snapshot, ect: np.ndarray, due_at: np.ndarray, grace: float,
+               by_progress: bool) -> np.ndarray:
+        """At ``due_at`` per task, keep one attempt and kill the task's other live attempts.
+
+        The kept attempt is the running one with the best progress (``by_progress``) or the
+        smallest estimated completion, ties broken by the other key, then by start. A task
+        waits while one of its running attempts has no estimate, up to ``grace`` s.
+        """
+        a = s.attempts
+        running, live = self._live(s)
+        pending = ~self._done & (s.now >= due_at)
+        rows = live & pending[a.task]
+        if not rows.any():
+            return np.empty(0, dtype=np.int64)
+        key_ect = np.where(running & np.isfinite(ect), ect, np.inf)
+        blind = np.zeros(len(self._launch), dtype=bool)
+        np.logical_or.at(blind, a.task[rows & running], np.isnan(ect[rows & running]))
+        ready = pending & (~blind | (s.now >= due_at + grace))
+        rows = live & ready[a.task]
+        idx = np.flatnonzero(rows)
+        progress = np.where(running[idx], a.progress[idx], -1.0)
+        start = np.where(np.isnan(a.start[idx]), np.inf, a.start[idx])
+        primary, secondary = (-progress, key_ect[idx]) if by_progress else (key_ect[idx],
+                                                                            -progress)
+        order = idx[np.lexsort((start, secondary, primary, a.task[idx]))]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = a.task[order][1:] != a.task[order][:-1]
+        self._done[ready] = True
+        return a.attempt[order[~first]]
+
+
+@register
+class ChronosClone(_Chronos):
+    """``chronos-clone``: r extra attempts per task at launch, keep the best at tau_kill."""
+
+    name = "chronos-clone"
+    strategy = "clone"
+
+    def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
+        _, live = self._live(s)
+        seen = np.bincount(s.attempts.task[live], minlength=len(self._launch)) > 0
+        fresh = seen & np.isnan(self._acted) & ~self._done
+        too_late = fresh & (s.now >= self._launch + tk)  # first seen after its tau_kill
+        self._done |= too_late
+        new = np.flatnonzero(fresh & ~too_late)
+        self._acted[new] = s.now
+        due_at = np.where(np.isnan(self._acted), np.nan, self._launch + tk)
+        kills = self._prune(s, ect, due_at, tk - te, by_progress=True)
+        return Actions(speculate_task=new, speculate_copies=np.full(len(new), r),
+                       kill_attempt=kills)
+
+
+@register
+class ChronosRestart(_Chronos):
+    """``chronos-restart``: r fresh attempts for estimated deadline-missers at tau_est."""
+
+    name = "chronos-restart"
+    strategy = "restart"
+
+    def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
+        late = self._stragglers(s, ect, te, tk - te)
+        kills = self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+        return Actions(speculate_task=late, speculate_copies=np.full(len(late), r),
+                       kill_attempt=kills)
+
+
+@register
+class ChronosResume(_Chronos):
+    """``chronos-resume``: kill the straggler at tau_est, r + 1 attempts resume its input."""
+
+    name = "chronos-resume"
+    strategy = "resume"
+    live_am_supported: ClassVar[bool] = False
+    live_am_reason: ClassVar[str] = (
+        "chronos-resume restarts a map from the byte offset its straggler reached, but stock "
+        "Hadoop discards a killed attempt's partial map output, so the records before that "
+        "offset would be lost; it runs in the simulator only (use chronos-restart on a "
+        "cluster)")
+
+    def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
+        late = self._stragglers(s, ect, te, tk - te)
+        kills = self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+        return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
+                       kill_attempt=kills)

@@ -1,0 +1,85 @@
+"""``replicate``: single-fork replication (p, r, keep|kill), planned per job as it runs.
+
+Per task type (maps, then reduces: each stage is one fork-join of n tasks), the policy keeps
+a plan (p, r, keep) = :func:`hedge.analysis.replication.best_policy` of the durations known
+so far: the type's completed run times in this job, plus ``prior`` durations (e.g. the same
+job's runs in a trace) if given. It re-plans whenever more tasks have completed, until the
+fork: when at least (1 - p) n tasks of the type have completed, every unfinished task of the
+type that has exactly one live attempt gets
+
+- keep: ``r`` replicas beside its running original;
+- kill: its attempt killed and ``r`` replicas requested; the AM (and the simulator)
+  relaunches a task left without attempts, so r + 1 fresh attempts run.
+
+The first copy to finish wins and the AM kills the others. Until ``min_samples``
+durations are known the policy waits; a plan with r = 0 and keep is "do nothing".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.analysis import replication
+from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.policy.base import Policy, register
+
+
+@register
+class Replicate(Policy):
+    """``replicate``: single-fork (p, r, keep|kill) from the learned duration distribution."""
+
+    name = "replicate"
+
+    def __init__(self, cost_weight: float = 1.0, p_grid: tuple[float, ...] = replication.P_GRID,
+                 r_grid: tuple[int, ...] = replication.R_GRID, min_samples: int = 5,
+                 prior: object = None) -> None:
+        self.cost_weight = cost_weight
+        self.p_grid = tuple(p_grid)
+        self.r_grid = tuple(r_grid)
+        self.min_samples = min_samples
+        self.prior = None if prior is None else np.asarray(prior, dtype=np.float64)
+        # per task type: the current plan (p, r, keep), samples it used, and whether forked
+        self.plans: dict[int, tuple[float, int, bool]] = {}
+        self._planned_on: dict[int, int] = {}
+        self._forked: set[int] = set()
+
+    def _plan(self, task_type: int, n: int, done: np.ndarray) -> tuple[float, int, bool] | None:
+        if self._planned_on.get(task_type) != len(done):
+            known = done if self.prior is None else np.concatenate([done, self.prior])
+            known = known[known > 0]
+            if len(known) >= self.min_samples:
+                self.plans[task_type] = replication.best_policy(
+                    known, n, self.cost_weight, self.p_grid, self.r_grid)
+            self._planned_on[task_type] = len(done)
+        return self.plans.get(task_type)
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        s, a = snapshot, snapshot.attempts
+        live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+        n_all = s.job.n_maps + s.job.n_reduces
+        per_task = np.bincount(a.task[live], minlength=n_all)
+        speculate, copies, kills = [], [], []
+        for task_type, n in ((MAP, s.job.n_maps), (REDUCE, s.job.n_reduces)):
+            done = s.job.completed_runtimes(task_type)
+            if n == 0 or task_type in self._forked:
+                continue
+            plan = self._plan(task_type, n, done)
+            if plan is None:
+                continue
+            p, r, keep = plan
+            if len(done) < int(np.ceil((1 - p) * n - 1e-9)):
+                continue
+            self._forked.add(task_type)
+            rows = live & (a.task_type == task_type) & (per_task[a.task] == 1) & (
+                a.state == AttemptState.RUNNING)
+            tasks = a.task[rows]
+            if not keep:
+                kills.extend(a.attempt[rows].tolist())
+            if r > 0:
+                speculate.extend(tasks.tolist())
+                copies.extend([r] * len(tasks))
+        # the fork condition only changes when a task completes
+        return Actions(speculate_task=speculate, speculate_copies=copies, kill_attempt=kills,
+                       next_scan_in=math.inf, wake_on_completion=True)
