@@ -128,13 +128,23 @@ def kmeans_labels(vectors: np.ndarray, k_min: int = 2, k_max: int = 10,
         scores[k] = float(calinski_harabasz_score(vectors, labels))
     if not fits:
         return Clustering(k=1, labels=np.zeros(n, dtype=np.int64), scores={})
+    shares = {k: float(_weak_mask(vectors, labels).mean()) for k, labels in fits.items()}
+    k = choose_k(scores, shares, max_weak_share)
+    return Clustering(k=k, labels=_weak_mask(vectors, fits[k]).astype(np.int64), scores=scores)
+
+
+def choose_k(scores: dict[int, float], weak_share: dict[int, float],
+             max_weak_share: float = 0.25) -> int:
+    """The Calinski-Harabasz argmax k; while its weak cluster holds more than
+    ``max_weak_share`` of the nodes, the best-scoring k larger than the current one (the
+    last one tried when no larger k remains)."""
     k = max(scores, key=scores.__getitem__)
-    while True:
-        weak = _weak_mask(vectors, fits[k])
+    while weak_share[k] > max_weak_share:
         larger = [j for j in scores if j > k]
-        if weak.mean() <= max_weak_share or not larger:
-            return Clustering(k=k, labels=weak.astype(np.int64), scores=scores)
+        if not larger:
+            break
         k = max(larger, key=scores.__getitem__)
+    return k
 
 
 def _weak_mask(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
