@@ -28,7 +28,7 @@ class Workload:
     ``censored``: tasks the reader saw start but not end (counted, not simulated).
     ``source``: where the workload came from, for reports.
     ``counts``: optional reader tallies of what it saw but did not turn into tasks (e.g.
-    ``unfinished_tasks``, ``censored_attempts``), reported by ``hedge traces stats``.
+    ``tasks_without_success``, ``censored_attempts``), reported by ``hedge traces stats``.
     """
 
     job_ids: list[str]
