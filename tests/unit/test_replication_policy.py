@@ -1,0 +1,71 @@
+"""``replicate`` policy on hand-built snapshots."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.analysis import replication
+from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.policy import create
+
+R = AttemptState.RUNNING
+
+
+def snap(done, running_tasks, copied=()):
+    """10 maps: ``done`` completed run times; one running attempt per ``running_tasks`` task
+    (attempt id = task), and a second one (id 100 + task) for ``copied`` tasks."""
+    tasks = list(running_tasks) + list(copied)
+    ids = list(running_tasks) + [100 + t for t in copied]
+    n = len(tasks)
+    table = AttemptTable(
+        task=tasks, attempt=ids, task_type=np.full(n, MAP), state=np.full(n, R),
+        node=np.zeros(n), start=np.zeros(n), first_progress_time=np.ones(n),
+        first_progress=np.full(n, 0.1), progress=np.full(n, 0.5), report_sent=np.full(n, 5.0),
+        report_received=np.full(n, 5.0), bytes_processed=np.zeros(n),
+        input_bytes=np.full(n, math.nan), speculative=np.array(ids) >= 100)
+    job = JobFacts("j", 0.0, 10, 0, None, completed_map_runtimes=np.asarray(done, float))
+    return Snapshot(10.0, job, table, ClusterFacts(total_slots=20, free_slots=10))
+
+
+PRIOR = np.random.default_rng(1).pareto(1.5, 400) + 1.0
+DONE = [1.0, 1.2, 1.1, 1.5, 1.3]
+
+
+def test_waits_for_the_fork_point_then_replicates_once():
+    params = dict(cost_weight=0.5, p_grid=(0.5,), r_grid=(2,), prior=PRIOR)
+    p, r, keep = replication.best_policy(np.concatenate([DONE[:4], PRIOR]), 10, 0.5, (0.5,), (2,))
+    policy = create("replicate", **params)
+    act = policy.decide(snap(DONE[:4], [4, 5, 6, 7, 8, 9]))   # 4 < (1 - 0.5) 10 done
+    assert len(act.speculate_task) == 0 and len(act.kill_attempt) == 0
+    assert policy.plans[MAP] == (p, r, keep)
+    assert act.next_scan_in == math.inf and act.wake_on_completion
+    act = policy.decide(snap(DONE, [5, 6, 7, 8, 9], copied=[9]))
+    plan = policy.plans[MAP]
+    assert act.speculate_task.tolist() == [5, 6, 7, 8]   # task 9 already has two attempts
+    assert act.speculate_copies.tolist() == [plan[1]] * 4
+    assert act.kill_attempt.tolist() == ([] if plan[2] else [5, 6, 7, 8])
+    again = policy.decide(snap(DONE + [2.0], [5, 6, 7]))
+    assert len(again.speculate_task) == 0 and len(again.kill_attempt) == 0
+
+
+def test_kill_mode_kills_originals_and_requests_r_replicas():
+    # exponential durations: keep and kill are equal in expectation; force kill via the grid
+    policy = create("replicate", cost_weight=0.0, p_grid=(0.5,), r_grid=(1,), prior=PRIOR)
+    policy.plans[MAP] = (0.5, 1, False)
+    policy._planned_on[MAP] = len(DONE)
+    act = policy.decide(snap(DONE, [5, 6]))
+    assert act.kill_attempt.tolist() == [5, 6]
+    assert act.speculate_task.tolist() == [5, 6] and act.speculate_copies.tolist() == [1, 1]
+
+
+def test_replans_as_durations_are_learned():
+    policy = create("replicate", cost_weight=0.1, min_samples=3)
+    policy.decide(snap([1.0, 1.1], [2, 3, 4, 5, 6, 7, 8, 9]))
+    assert MAP not in policy.plans                      # 2 < min_samples
+    policy.decide(snap([1.0, 1.1, 9.0], [3, 4, 5, 6, 7, 8, 9]))
+    first = policy.plans[MAP]
+    assert first == replication.best_policy([1.0, 1.1, 9.0], 10, 0.1)
+    policy.decide(snap([1.0, 1.1, 9.0, 1.0], [4, 5, 6, 7, 8, 9]))
+    assert policy.plans[MAP] == replication.best_policy([1.0, 1.1, 9.0, 1.0], 10, 0.1)
