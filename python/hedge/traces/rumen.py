@@ -3,7 +3,7 @@ leading ``/* licence */`` comment).
 
 Each job has ``mapTasks`` / ``reduceTasks``, each task ``attempts`` with ``attemptID``,
 ``hostName`` (``/rack/host``), ``startTime`` / ``finishTime`` (ms since the epoch) and
-``result`` (SUCCESS, KILLED, FAILED). An attempt with no result and no finish time (a
+``result`` (SUCCESS, KILLED, FAILED), and byte counters (see ``_input_bytes``). An attempt with no result and no finish time (a
 crashed or still-running attempt) is censored. ``otherTasks`` (setup/cleanup) are skipped.
 Rumen traces are small (one object per job), so they are parsed with the json module.
 """
@@ -50,6 +50,16 @@ def _host(name: str | None) -> str:
     return (name or "").replace("\\", "").rstrip("/").rsplit("/", 1)[-1]
 
 
+def _input_bytes(attempt: dict, task_size: object, kind: str) -> float:
+    """Bytes the attempt read: maps ``hdfsBytesRead`` else ``mapInputBytes``, reduces
+    ``reduceShuffleBytes``; else the task's ``inputBytes``; NaN when none is >= 0."""
+    names = ("hdfsBytesRead", "mapInputBytes") if kind == "MAP" else ("reduceShuffleBytes",)
+    for value in [*(attempt.get(n) for n in names), task_size]:
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return float("nan")
+
+
 def _time(value: object, path: Path, attempt: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise HedgeError(f"{where(path, None, name)}: attempt {attempt}: expected a time in "
@@ -75,8 +85,6 @@ def read(path: Path) -> AttemptTrace:
         for kind, tasks in (("MAP", job.get("mapTasks")), ("REDUCE", job.get("reduceTasks"))):
             for task in tasks or []:
                 task_id = str(task.get("taskID", ""))
-                size = task.get("inputBytes", -1)
-                size = float(size) if isinstance(size, int | float) and size >= 0 else float("nan")
                 done, running = False, 0
                 for a in task.get("attempts") or []:
                     attempt = str(a.get("attemptID", ""))
@@ -98,7 +106,8 @@ def read(path: Path) -> AttemptTrace:
                     for name, value in (("job", job_id), ("task", task_id), ("attempt", attempt),
                                         ("node", _host(a.get("hostName"))), ("type", kind),
                                         ("start", start), ("end", end), ("state", state),
-                                        ("input_bytes", size)):
+                                        ("input_bytes", _input_bytes(a, task.get("inputBytes"),
+                                                                     kind))):
                         cols[name].append(value)
                 censored_attempts += running
                 censored_tasks += int(running > 0 and not done)
