@@ -1,0 +1,77 @@
+"""``hedge serve``: run the control plane the Java shim talks to (``--check``: verify only)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from dataclasses import replace
+
+import click
+
+from hedge.errors import HedgeError
+from hedge.server.settings import (
+    check_config,
+    load_settings,
+    parse_address,
+    read_token,
+    token_warnings,
+)
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+@click.command("serve")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Settings file (conf/hedge.ini format).")
+@click.option("--address", help="host:port of the Py4J endpoint [127.0.0.1:25334].")
+@click.option("--data-port", type=int, help="Port of the scan data channel [any free].")
+@click.option("--token-file", type=click.Path(dir_okay=False),
+              help="File holding the shared auth token (required).")
+@click.option("--policy", help="Default policy for jobs that do not name one [adaptive].")
+@click.option("--metrics-interval", type=float, help="Seconds between metrics lines [60].")
+@click.option("--check", is_flag=True, help="Verify the configuration and token, then exit.")
+@click.option("--log-level", default="INFO", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]))
+def serve(config_file: str | None, address: str | None, data_port: int | None,
+          token_file: str | None, policy: str | None, metrics_interval: float | None,
+          check: bool, log_level: str) -> None:
+    """Serve speculation decisions to MapReduce ApplicationMasters (one session per job)."""
+    config, file_token = load_settings(config_file)
+    if address:
+        host, port = parse_address(address, "--address")
+        config = replace(config, host=host, port=port)
+    if data_port is not None:
+        config = replace(config, data_port=data_port)
+    if policy:
+        config = replace(config, policy=policy, policy_params={})
+    if metrics_interval is not None:
+        config = replace(config, metrics_interval=metrics_interval)
+    token_path = token_file or file_token
+    if token_path is None:
+        raise HedgeError("no token file: pass --token-file or set [server] token_file (the "
+                         "control plane refuses to run without authentication)")
+    config = replace(config, token=read_token(token_path))
+    check_config(config)
+    if check:
+        for warning in token_warnings(token_path):
+            click.echo(f"hedge: warning: {warning}", err=True)
+        click.echo(f"config OK: py4j {config.host}:{config.port}, data port "
+                   f"{config.data_port or 'any'}, policy {config.policy} "
+                   f"{config.policy_params or ''}".rstrip())
+        return
+    logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
+    from hedge.server.service import ControlPlaneService
+
+    service = ControlPlaneService(config)
+    service.start()
+    # one machine-readable line on stdout: scripts and tests read the bound ports from it
+    click.echo(f"hedge serve: listening py4j={config.host}:{service.port} "
+               f"data={config.host}:{service.data_port}", nl=True)
+    sys.stdout.flush()
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    done.wait()
+    service.stop()

@@ -1,0 +1,68 @@
+"""Server metrics, emitted as one grep-able log line per interval.
+
+    hedge.metrics sessions=12 scans=720 scans_per_s=12.0 p50_ms=0.41 p99_ms=2.30
+        copies=3 kills=0 rejected=0 fallbacks=5
+
+``p50_ms``/``p99_ms``: server-side decision latency (request fully read -> response
+written) over the interval; ``fallbacks``: scans clients reported deciding on their own
+(control plane unreachable, late or refusing) since their previous answered scan.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Metrics:
+    """Counters for one interval (thread-safe); ``line()`` formats and resets them."""
+
+    started: float = field(default_factory=time.monotonic)
+    scans: int = 0
+    copies: int = 0
+    kills: int = 0
+    rejected: int = 0
+    fallbacks: int = 0
+    opened: int = 0
+    refused: int = 0
+    _latencies: list[float] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def scan(self, seconds: float, copies: int = 0, kills: int = 0, fallbacks: int = 0,
+             rejected: bool = False) -> None:
+        with self._lock:
+            self.scans += 1
+            self.copies += copies
+            self.kills += kills
+            self.fallbacks += fallbacks
+            self.rejected += int(rejected)
+            if len(self._latencies) < 1_000_000:
+                self._latencies.append(seconds)
+
+    def session(self, opened: bool) -> None:
+        with self._lock:
+            if opened:
+                self.opened += 1
+            else:
+                self.refused += 1
+
+    def line(self, sessions: int, now: float | None = None) -> str:
+        """The metrics line for the interval ending now; counters start over."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            elapsed = max(now - self.started, 1e-9)
+            lat = np.asarray(self._latencies) * 1e3
+            p50, p99 = (np.percentile(lat, [50, 99]) if len(lat) else (0.0, 0.0))
+            text = (f"hedge.metrics sessions={sessions} scans={self.scans} "
+                    f"scans_per_s={self.scans / elapsed:.1f} p50_ms={p50:.2f} p99_ms={p99:.2f} "
+                    f"copies={self.copies} kills={self.kills} rejected={self.rejected} "
+                    f"fallbacks={self.fallbacks} opened={self.opened} refused={self.refused}")
+            self.started = now
+            self.scans = self.copies = self.kills = self.rejected = self.fallbacks = 0
+            self.opened = self.refused = 0
+            self._latencies = []
+        return text

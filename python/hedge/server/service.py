@@ -1,0 +1,282 @@
+"""The control-plane service behind ``hedge serve``.
+
+Two listening sockets:
+
+- **Py4J** (``address``): the shim's ``ControlPlane`` interface, authenticated with the
+  shared token (Py4J's ``auth_token``). ``open(job, policy, params)`` creates a session and
+  returns its id, a random per-session secret and the data port; ``close(id)`` ends it.
+- **data channel** (``data_port``): raw TCP, ``TCP_NODELAY``. A connection first presents a
+  session id and its secret (obtainable only through authenticated Py4J), then exchanges one
+  request/response frame per scan (:mod:`hedge.server.wire`). Py4J's text protocol would
+  base64 every payload; the measurements in issue 9 and ``docs/wire-format.md`` show why the
+  bulk data goes around it.
+
+Every scan is decided in its connection's thread; a bad frame or a failing policy gets a
+rejection for that scan (the AM falls back for it) and never touches other sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import socketserver
+import threading
+import time
+from dataclasses import dataclass, field
+
+from hedge.errors import HedgeError
+from hedge.model import ClusterFacts
+from hedge.server import wire
+from hedge.server.metrics import Metrics
+from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
+
+log = logging.getLogger("hedge.server")
+
+
+@dataclass
+class ServerConfig:
+    """Everything ``hedge serve`` needs (from the settings file and the command line)."""
+
+    host: str = "127.0.0.1"
+    port: int = 25334
+    data_port: int = 0  # 0: any free port (announced to clients by open())
+    token: str = ""
+    policy: str = "adaptive"
+    policy_params: dict[str, str] = field(default_factory=dict)
+    allowed_policies: tuple[str, ...] = ()  # empty: every registered policy
+    limits: Limits = field(default_factory=Limits)
+    metrics_interval: float = 60.0
+    nodes_status: str = ""  # JSON status of `hedge nodes watch` (node levels, blacklist)
+
+
+class ClusterView:
+    """Cluster facts for a session's nodes: slots as the AM reports them, node levels and
+    the blacklist from the node analyzer's status file when one is configured."""
+
+    def __init__(self, nodes_status: str = "") -> None:
+        self._view = None
+        if nodes_status:
+            from hedge.nodes.view import NodeView
+            self._view = NodeView.from_status(nodes_status)
+
+    def __call__(self, nodes: list[str], total_slots: int, free_slots: int) -> ClusterFacts:
+        fields: dict[str, object] = {}
+        if self._view is not None:
+            self._view.refresh()
+            fields = self._view.cluster_fields(nodes)
+        return ClusterFacts(total_slots=max(total_slots, 0), free_slots=max(free_slots, 0),
+                            **fields)
+
+
+class EntryPoint:
+    """What the shim calls through Py4J (implements org.hedge.shim.ControlPlane)."""
+
+    class Java:
+        implements = ["org.hedge.shim.ControlPlane"]
+
+    def __init__(self, service: ControlPlaneService) -> None:
+        self._service = service
+
+    def open(self, job_id: str, policy: str, params: str) -> str:
+        """``OK <session> <secret hex> <data port> <wire version>`` or ``ERROR <why>``."""
+        try:
+            return self._service.open(str(job_id), str(policy), str(params))
+        except HedgeError as exc:
+            self._service.metrics.session(opened=False)
+            log.warning("event=refused job=%s policy=%s reason=%r", job_id, policy, str(exc))
+            return f"ERROR {exc}"
+        except Exception as exc:  # noqa: BLE001 - one bad request must not kill the server
+            self._service.metrics.session(opened=False)
+            log.exception("event=open_failed job=%s", job_id)
+            return f"ERROR internal error: {type(exc).__name__}: {exc}"
+
+    def close(self, session_id: str) -> None:
+        try:
+            self._service.close(int(session_id))
+        except ValueError:
+            log.warning("event=close_bad_id session=%r", session_id)
+
+
+class _DataHandler(socketserver.BaseRequestHandler):
+    server: _DataServer
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(self.server.service.config.limits.idle_timeout)
+        try:
+            self.server.service.serve_connection(sock)
+        except (OSError, ConnectionError) as exc:
+            log.debug("event=data_connection_closed reason=%r", str(exc))
+
+
+class _DataServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], service: ControlPlaneService) -> None:
+        self.service = service
+        super().__init__(address, _DataHandler)
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
+    """Exactly n bytes, or None when the peer closed before the first byte."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            if got == 0:
+                return None
+            raise ConnectionError(f"peer closed after {got} of {n} bytes")
+        got += k
+    return buf
+
+
+class ControlPlaneService:
+    """Sessions, metrics, the Py4J server and the data-channel server."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        if len(config.token) < 16:
+            raise HedgeError("auth token: expected at least 16 characters (the token file "
+                             "holds the shared secret)")
+        self.config = config
+        self.metrics = Metrics()
+        self.sessions = SessionRegistry(config.limits, ClusterView(config.nodes_status))
+        self._gateway = None
+        self._data: _DataServer | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- sessions -----------------------------------------------------------------------
+    def open(self, job_id: str, policy: str, params_text: str) -> str:
+        name = policy or self.config.policy
+        allowed = self.config.allowed_policies
+        if allowed and name not in allowed:
+            raise HedgeError(f"policy '{name}' is not allowed on this server "
+                             f"(allowed: {', '.join(allowed)})")
+        raw = dict(self.config.policy_params) if name == self.config.policy else {}
+        raw.update(parse_params(params_text))
+        session = self.sessions.open(job_id, name, policy_params(name, raw))
+        self.metrics.session(opened=True)
+        log.info("event=open session=%d job=%s policy=%s params=%s", session.session_id,
+                 job_id, name, raw)
+        return (f"OK {session.session_id} {session.secret.hex()} {self.data_port} "
+                f"{wire.VERSION}")
+
+    def close(self, session_id: int) -> None:
+        session = self.sessions.close(session_id)
+        if session is not None:
+            log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d",
+                     session_id, session.job_id, session.scans, session.copies,
+                     session.rejected)
+
+    # --- data channel -------------------------------------------------------------------
+    def serve_connection(self, sock: socket.socket) -> None:
+        hello = _read_exact(sock, wire.HELLO.size)
+        if hello is None:
+            return
+        magic, version, _, session_id, secret = wire.HELLO.unpack(hello)
+        session = None
+        if magic == wire.HELLO_MAGIC and version == wire.VERSION:
+            session = self.sessions.authenticate(session_id, bytes(secret))
+        sock.sendall(wire.HELLO_REPLY.pack(b"HDGA", 0 if session else 1))
+        if session is None:
+            log.warning("event=data_refused session=%d reason=unknown_session_or_secret",
+                        session_id)
+            return
+        max_body = self.config.limits.max_body_bytes
+        while not self._stop.is_set():
+            header = _read_exact(sock, wire.REQUEST.size)
+            if header is None:
+                return
+            magic, _, _, seq, body_len = wire.REQUEST.unpack_from(header)[:5]
+            if magic != wire.REQUEST_MAGIC or body_len > max_body:
+                log.warning("event=frame_refused session=%d job=%s bytes=%d limit=%d",
+                            session.session_id, session.job_id, body_len, max_body)
+                sock.sendall(wire.encode_rejection(seq, f"frame refused: {body_len} bytes "
+                                                   f"(limit {max_body}) or bad magic"))
+                return  # cannot resynchronise: drop the connection, keep the session
+            body = _read_exact(sock, body_len) if body_len else bytearray()
+            if body is None:
+                return
+            sock.sendall(self.answer(session, bytes(header), body))
+
+    def answer(self, session, header: bytes, body: bytearray) -> bytes:
+        """The response frame for one request frame (never raises)."""
+        t0 = time.perf_counter()
+        seq = wire.REQUEST.unpack_from(header)[3]
+        fallbacks = 0
+        try:
+            request = wire.decode_request(header, body)
+            fallbacks = request.fallbacks
+            actions = session.decide(request)
+            out = wire.encode_response(seq, actions)
+            self.metrics.scan(time.perf_counter() - t0, actions.copies_requested,
+                              len(actions.kill_attempt), fallbacks)
+            if actions.copies_requested or len(actions.kill_attempt):
+                log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
+                         session.session_id, session.job_id, seq,
+                         actions.speculate_task.tolist(), actions.copies_requested,
+                         actions.kill_attempt.tolist())
+            return out
+        except HedgeError as exc:
+            message = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a failing policy must not kill the server
+            log.exception("event=policy_error session=%d job=%s", session.session_id,
+                          session.job_id)
+            message = f"internal error in policy '{session.policy_name}': {exc!r}"
+        session.rejected += 1
+        self.metrics.scan(time.perf_counter() - t0, fallbacks=fallbacks, rejected=True)
+        log.warning("event=rejected session=%d job=%s seq=%d reason=%r", session.session_id,
+                    session.job_id, seq, message)
+        return wire.encode_rejection(seq, message)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    @property
+    def data_port(self) -> int:
+        return self._data.server_address[1] if self._data else self.config.data_port
+
+    @property
+    def port(self) -> int:
+        if self._gateway is None:
+            return self.config.port
+        return self._gateway.get_callback_server().get_listening_port()
+
+    def start(self) -> None:
+        from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
+
+        cfg = self.config
+        self._data = _DataServer((cfg.host, cfg.data_port), self)
+        self._spawn(self._data.serve_forever, "hedge-data")
+        self._gateway = ClientServer(
+            java_parameters=JavaParameters(auth_token=cfg.token, eager_load=False),
+            python_parameters=PythonParameters(
+                address=cfg.host, port=cfg.port, auth_token=cfg.token, daemonize=True,
+                daemonize_connections=True),
+            python_server_entry_point=EntryPoint(self),
+        )
+        self._spawn(self._housekeeping, "hedge-metrics")
+        log.info("event=listening py4j=%s:%d data=%s:%d policy=%s", cfg.host, self.port,
+                 cfg.host, self.data_port, cfg.policy)
+
+    def _spawn(self, target, name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _housekeeping(self) -> None:
+        while not self._stop.wait(self.config.metrics_interval):
+            for session in self.sessions.reap():
+                log.info("event=reaped session=%d job=%s idle_s>%.0f", session.session_id,
+                         session.job_id, self.config.limits.idle_timeout)
+            log.info(self.metrics.line(len(self.sessions)))
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._data is not None:
+            self._data.shutdown()
+            self._data.server_close()
+        if self._gateway is not None:
+            self._gateway.shutdown()

@@ -1,0 +1,151 @@
+"""The control plane's settings file (``conf/hedge.ini``) and the shared token file.
+
+    [server]
+    address = 127.0.0.1:25334      # Py4J port the shim connects to (hedge.controlplane.address)
+    data_port = 25335              # scan data channel (0: any free port; told to clients)
+    token_file = /etc/hedge/token  # shared secret, also named by hedge.controlplane.token.file
+    policy = adaptive              # default policy (a job's hedge.policy overrides it)
+    allowed_policies =             # comma list; empty: all registered policies
+    metrics_interval = 60          # seconds between hedge.metrics log lines
+    nodes_status =                 # JSON status written by `hedge nodes watch` (optional)
+
+    [limits]
+    max_sessions = 1000
+    max_rows = 200000
+    max_nodes = 100000
+    max_copies = 16
+    idle_timeout = 900
+
+    [policy.adaptive]              # server-side defaults for a policy's parameters
+    progress.standard = 0.5
+
+Every value is checked; a bad one raises HedgeError naming the file, section and key.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+from hedge.errors import HedgeError
+from hedge.policy import available
+from hedge.server.service import ServerConfig
+from hedge.server.session import Limits, policy_params
+
+_SERVER_KEYS = {"address", "data_port", "token_file", "policy", "allowed_policies",
+                "metrics_interval", "nodes_status"}
+
+
+def parse_address(text: str, where: str = "address") -> tuple[str, int]:
+    """``host:port`` -> (host, port)."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise HedgeError(f"{where} = {text!r}: expected host:port with a port in 0..65535")
+    return host, int(port)
+
+
+def read_token(path: str | Path) -> str:
+    """The shared secret in ``path`` (whitespace stripped); at least 16 characters."""
+    path = Path(path)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise HedgeError(f"{path}: cannot read the token file: {exc.strerror}") from None
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise HedgeError(f"{path}: expected one token of at least 16 characters without "
+                         "spaces")
+    return token
+
+
+def token_warnings(path: str | Path) -> list[str]:
+    mode = os.stat(path).st_mode
+    if mode & (stat.S_IRGRP | stat.S_IROTH):
+        return [f"{path}: readable by group/others (chmod 600 recommended)"]
+    return []
+
+
+def _number(parser: configparser.ConfigParser, file: Path, section: str, key: str,
+            kind: type, default: float) -> float:
+    text = parser.get(section, key, fallback=None)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected a "
+                         f"{kind.__name__}") from None
+    if value < 0:
+        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected a value >= 0")
+    return value
+
+
+def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
+    """(config without the token, token file path) from a settings file (None: defaults)."""
+    config = ServerConfig()
+    if path is None:
+        return config, None
+    file = Path(path)
+    parser = configparser.ConfigParser(inline_comment_prefixes=("#", ";"))
+    try:
+        with file.open(encoding="utf-8") as handle:
+            parser.read_file(handle)
+    except OSError as exc:
+        raise HedgeError(f"{file}: cannot read the settings file: {exc.strerror}") from None
+    except configparser.Error as exc:
+        raise HedgeError(f"{file}: not a valid settings file: {exc.message}") from None
+    for section in parser.sections():
+        if section not in ("server", "limits") and not section.startswith("policy."):
+            raise HedgeError(f"{file}: unknown section [{section}], expected [server], "
+                             "[limits] or [policy.<name>]")
+    server = parser["server"] if parser.has_section("server") else {}
+    unknown = set(server) - _SERVER_KEYS
+    if unknown:
+        raise HedgeError(f"{file}: [server] unknown key(s) {sorted(unknown)}, expected "
+                         f"{sorted(_SERVER_KEYS)}")
+    if server.get("address"):
+        host, port = parse_address(server["address"], f"{file}: [server] address")
+        config = replace(config, host=host, port=port)
+    limits = Limits()
+    if parser.has_section("limits"):
+        kinds = {"max_sessions": int, "max_rows": int, "max_nodes": int, "max_copies": int,
+                 "idle_timeout": float}
+        unknown = set(parser["limits"]) - set(kinds)
+        if unknown:
+            raise HedgeError(f"{file}: [limits] unknown key(s) {sorted(unknown)}, expected "
+                             f"{sorted(kinds)}")
+        limits = Limits(**{k: _number(parser, file, "limits", k, kind, getattr(limits, k))
+                           for k, kind in kinds.items()})
+    allowed = tuple(p.strip() for p in server.get("allowed_policies", "").split(",")
+                    if p.strip())
+    config = replace(
+        config,
+        data_port=int(_number(parser, file, "server", "data_port", int, 0)),
+        policy=server.get("policy", config.policy).strip() or config.policy,
+        allowed_policies=allowed,
+        metrics_interval=_number(parser, file, "server", "metrics_interval", float, 60.0),
+        nodes_status=server.get("nodes_status", "").strip(),
+        limits=limits,
+    )
+    section = f"policy.{config.policy}"
+    if parser.has_section(section):
+        config = replace(config, policy_params=dict(parser[section]))
+    return config, (server.get("token_file", "").strip() or None)
+
+
+def check_config(config: ServerConfig) -> list[str]:
+    """Problems that would stop the server or its sessions (HedgeError on the first)."""
+    names = available()
+    for name in (config.policy, *config.allowed_policies):
+        if name not in names:
+            raise HedgeError(f"policy '{name}': unknown, expected one of: {', '.join(names)}")
+    if config.allowed_policies and config.policy not in config.allowed_policies:
+        raise HedgeError(f"default policy '{config.policy}' is not in allowed_policies")
+    # build the default policy once with its configured parameters
+    from hedge.policy import create
+    create(config.policy, **policy_params(config.policy, config.policy_params))
+    if config.nodes_status and not Path(config.nodes_status).is_file():
+        raise HedgeError(f"nodes_status = {config.nodes_status}: file not found")
+    return []

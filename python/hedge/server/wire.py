@@ -1,0 +1,249 @@
+"""The scan wire format between the Java shim and the control plane (``docs/wire-format.md``).
+
+One request frame per speculation scan per job, one response frame back, over a plain TCP
+"data channel" (Py4J only opens and closes sessions). Everything is little-endian. A request
+is a fixed 80-byte header followed by packed columns, one value per attempt row:
+
+    f64 bytes_processed, f64 input_bytes,
+    i32 task, i32 attempt, i32 node, i32 start, i32 first_progress_time, i32 report,
+    f32 first_progress, f32 progress, u8 task_type, u8 state, u8 speculative,
+
+then ``f32`` run times (seconds) of the job's completed maps and reduces, then the UTF-8 names
+of nodes first used since the last answered scan, separated by ``\\n``. Times are whole
+milliseconds relative to the job start (Hadoop's own resolution), ``MISSING`` when unknown.
+The AM only knows when a report *arrived*, so ``report`` fills both ``report_sent`` and
+``report_received``.
+
+Decoding is ``np.frombuffer`` per column (no per-row Python code); encoders for both
+directions live here too so tests and benchmarks speak exactly what the shim speaks.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from hedge.errors import HedgeError
+from hedge.model import Actions, AttemptTable
+
+VERSION = 1
+MISSING = -(2**31)  # i32 time "unknown"
+NEVER_MS = 2**31 - 1  # next_scan_ms: no timed rescan (Actions.next_scan_in = inf)
+
+# handshake: magic, version, reserved, session id, 16-byte secret
+HELLO = struct.Struct("<4sHHQ16s")
+HELLO_MAGIC = b"HDGH"
+HELLO_REPLY = struct.Struct("<4sI")  # b"HDGA", status (0 ok, 1 refused)
+
+# request header (80 bytes)
+REQUEST = struct.Struct("<4sHHIIqqqIIIIIIIIii")
+REQUEST_MAGIC = b"HDGS"
+# response header (32 bytes); status: 0 ok, 1 input rejected (message follows)
+RESPONSE = struct.Struct("<4sBBHIiIIII")
+RESPONSE_MAGIC = b"HDGR"
+STATUS_OK = 0
+STATUS_REJECTED = 1
+FLAG_WAKE_ON_COMPLETION = 1
+
+# (attribute, numpy dtype) in payload order; 8-byte columns first so they stay aligned
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("bytes_processed", "<f8"),
+    ("input_bytes", "<f8"),
+    ("task", "<i4"),
+    ("attempt", "<i4"),
+    ("node", "<i4"),
+    ("start", "<i4"),
+    ("first_progress_time", "<i4"),
+    ("report", "<i4"),
+    ("first_progress", "<f4"),
+    ("progress", "<f4"),
+    ("task_type", "u1"),
+    ("state", "u1"),
+    ("speculative", "u1"),
+)
+ROW_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in COLUMNS)
+TIME_COLUMNS = ("start", "first_progress_time", "report")
+assert REQUEST.size == 80 and RESPONSE.size == 32
+
+
+@dataclass
+class ScanRequest:
+    """One decoded scan: header fields, the attempt table and the job's completed run times."""
+
+    seq: int
+    now: float  # seconds since the epoch (AM clock)
+    job_start: float
+    deadline: float | None
+    n_maps: int
+    n_reduces: int
+    attempts: AttemptTable
+    completed_map_runtimes: np.ndarray
+    completed_reduce_runtimes: np.ndarray
+    node_base: int  # index of the first new node name
+    new_nodes: list[str]
+    fallbacks: int  # scans the client decided on its own since its last answered scan
+    total_slots: int  # -1: unknown to the AM
+    free_slots: int
+
+
+def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: int) -> int:
+    return n_rows * ROW_BYTES + 4 * (n_done_maps + n_done_reduces) + node_bytes
+
+
+def _times(column: np.ndarray, base: float) -> np.ndarray:
+    seconds = base + column.astype(np.float64) * 1e-3
+    seconds[column == MISSING] = np.nan
+    return seconds
+
+
+def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanRequest:
+    """Decode one request (header already length-checked by the caller). HedgeError if bad."""
+    (magic, version, _flags, seq, body_len, now_ms, start_ms, deadline_ms, n_maps, n_reduces,
+     n_rows, n_done_maps, n_done_reduces, node_base, node_bytes, fallbacks, total_slots,
+     free_slots) = REQUEST.unpack(header)
+    if magic != REQUEST_MAGIC:
+        raise HedgeError(f"scan request: magic {magic!r}, expected {REQUEST_MAGIC!r}")
+    if version != VERSION:
+        raise HedgeError(f"scan request: wire version {version}, expected {VERSION}")
+    expected = body_size(n_rows, n_done_maps, n_done_reduces, node_bytes)
+    if body_len != expected or len(body) != expected:
+        raise HedgeError(f"scan request: body of {len(body)} bytes (header says {body_len}), "
+                         f"expected {expected} for {n_rows} rows")
+    columns: dict[str, np.ndarray] = {}
+    offset = 0
+    for name, dtype in COLUMNS:
+        columns[name] = np.frombuffer(body, dtype=dtype, count=n_rows, offset=offset)
+        offset += n_rows * np.dtype(dtype).itemsize
+    done_maps = np.frombuffer(body, "<f4", n_done_maps, offset).astype(np.float64)
+    offset += 4 * n_done_maps
+    done_reduces = np.frombuffer(body, "<f4", n_done_reduces, offset).astype(np.float64)
+    offset += 4 * n_done_reduces
+    try:
+        text = bytes(body[offset:offset + node_bytes]).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HedgeError("scan request: node names are not valid UTF-8") from None
+    new_nodes = text.split("\n") if node_bytes else []
+    if any(not name for name in new_nodes):
+        raise HedgeError("scan request: empty node name in the node list")
+    base = start_ms * 1e-3
+    report = _times(columns["report"], base)
+    attempts = AttemptTable(
+        task=columns["task"], attempt=columns["attempt"], task_type=columns["task_type"],
+        state=columns["state"], node=columns["node"], start=_times(columns["start"], base),
+        first_progress_time=_times(columns["first_progress_time"], base),
+        first_progress=columns["first_progress"], progress=columns["progress"],
+        report_sent=report, report_received=report.copy(),
+        bytes_processed=columns["bytes_processed"], input_bytes=columns["input_bytes"],
+        speculative=columns["speculative"].astype(bool),
+    )
+    return ScanRequest(
+        seq=seq, now=now_ms * 1e-3, job_start=base,
+        deadline=None if deadline_ms < 0 else deadline_ms * 1e-3,
+        n_maps=n_maps, n_reduces=n_reduces, attempts=attempts,
+        completed_map_runtimes=done_maps, completed_reduce_runtimes=done_reduces,
+        node_base=node_base, new_nodes=new_nodes, fallbacks=fallbacks,
+        total_slots=total_slots, free_slots=free_slots,
+    )
+
+
+def _ms(times: np.ndarray, base: float) -> np.ndarray:
+    out = np.full(len(times), MISSING, dtype="<i4")
+    known = ~np.isnan(times)
+    out[known] = np.rint((times[known] - base) * 1e3).astype(np.int64)
+    return out
+
+
+def encode_request(
+    attempts: AttemptTable, *, seq: int, now: float, job_start: float, n_maps: int,
+    n_reduces: int, deadline: float | None = None,
+    completed_map_runtimes: np.ndarray | list[float] = (),
+    completed_reduce_runtimes: np.ndarray | list[float] = (),
+    node_base: int = 0, new_nodes: tuple[str, ...] | list[str] = (), fallbacks: int = 0,
+    total_slots: int = -1, free_slots: int = -1,
+) -> bytes:
+    """The request the shim would send for this table (Python twin of the Java encoder).
+
+    Times are rounded to whole milliseconds relative to ``job_start`` (itself in whole ms).
+    """
+    start_ms = int(round(job_start * 1e3))
+    base = start_ms * 1e-3
+    values = {
+        "bytes_processed": attempts.bytes_processed, "input_bytes": attempts.input_bytes,
+        "task": attempts.task, "attempt": attempts.attempt, "node": attempts.node,
+        "start": _ms(attempts.start, base),
+        "first_progress_time": _ms(attempts.first_progress_time, base),
+        "report": _ms(attempts.report_received, base),
+        "first_progress": attempts.first_progress, "progress": attempts.progress,
+        "task_type": attempts.task_type, "state": attempts.state,
+        "speculative": attempts.speculative,
+    }
+    names = "\n".join(new_nodes).encode("utf-8")
+    done_m = np.asarray(completed_map_runtimes, dtype="<f4")
+    done_r = np.asarray(completed_reduce_runtimes, dtype="<f4")
+    parts = [np.ascontiguousarray(values[name], dtype=dtype).tobytes() for name, dtype in COLUMNS]
+    body = b"".join([*parts, done_m.tobytes(), done_r.tobytes(), names])
+    header = REQUEST.pack(
+        REQUEST_MAGIC, VERSION, 0, seq, len(body), int(round(now * 1e3)), start_ms,
+        -1 if deadline is None else int(round(deadline * 1e3)), n_maps, n_reduces,
+        len(attempts), len(done_m), len(done_r), node_base, len(names), fallbacks,
+        total_slots, free_slots,
+    )
+    return header + body
+
+
+def next_scan_ms(next_scan_in: float | None) -> int:
+    """Actions.next_scan_in on the wire: -1 default period, NEVER_MS for no timed rescan."""
+    if next_scan_in is None:
+        return -1
+    if math.isinf(next_scan_in) or next_scan_in * 1e3 >= NEVER_MS:
+        return NEVER_MS
+    return max(0, int(round(next_scan_in * 1e3)))
+
+
+def encode_response(seq: int, actions: Actions) -> bytes:
+    """An OK response carrying copies (task, copies, preferred node) and kills."""
+    n, k = len(actions.speculate_task), len(actions.kill_attempt)
+    flags = FLAG_WAKE_ON_COMPLETION if actions.wake_on_completion else 0
+    header = RESPONSE.pack(RESPONSE_MAGIC, STATUS_OK, 0, 0, seq,
+                           next_scan_ms(actions.next_scan_in), flags, n, k, 0)
+    arrays = (actions.speculate_task, actions.speculate_copies, actions.prefer_node,
+              actions.kill_attempt)
+    return header + b"".join(np.asarray(a, dtype="<i4").tobytes() for a in arrays)
+
+
+def encode_rejection(seq: int, message: str) -> bytes:
+    """A response telling the client its input was refused (it falls back for this scan)."""
+    text = message.encode("utf-8")[:4096]
+    return RESPONSE.pack(RESPONSE_MAGIC, STATUS_REJECTED, 0, 0, seq, -1, 0, 0, 0,
+                         len(text)) + text
+
+
+@dataclass
+class ScanResponse:
+    status: int
+    seq: int
+    next_scan_ms: int
+    wake_on_completion: bool
+    speculate_task: np.ndarray
+    speculate_copies: np.ndarray
+    prefer_node: np.ndarray
+    kill_attempt: np.ndarray
+    message: str
+
+
+def decode_response(data: bytes) -> ScanResponse:
+    """Decode a response (the Java client's job; here for tests and benchmarks)."""
+    magic, status, _, _, seq, next_ms, flags, n, k, msg_len = RESPONSE.unpack_from(data, 0)
+    if magic != RESPONSE_MAGIC:
+        raise HedgeError(f"scan response: magic {magic!r}, expected {RESPONSE_MAGIC!r}")
+    ints = np.frombuffer(data, "<i4", 3 * n + k, RESPONSE.size)
+    end = RESPONSE.size + 4 * (3 * n + k)
+    return ScanResponse(
+        status=status, seq=seq, next_scan_ms=next_ms,
+        wake_on_completion=bool(flags & FLAG_WAKE_ON_COMPLETION),
+        speculate_task=ints[:n], speculate_copies=ints[n:2 * n], prefer_node=ints[2 * n:3 * n],
+        kill_attempt=ints[3 * n:], message=data[end:end + msg_len].decode("utf-8"),
+    )

@@ -1,0 +1,128 @@
+"""The control-plane service over real sockets (Python client), settings and `serve --check`."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from pathlib import Path
+
+import pytest
+
+from hedge.cli import main
+from hedge.errors import HedgeError
+from hedge.server import wire
+from hedge.server.service import ControlPlaneService, EntryPoint, ServerConfig
+from hedge.server.settings import load_settings
+from tests.unit.test_server_session import straggler_request
+
+TOKEN = "0123456789abcdef-test-token"
+
+
+@pytest.fixture()
+def service():
+    svc = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="static"))
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+def connect(svc: ControlPlaneService, session_id: int, secret: bytes) -> tuple[socket.socket, int]:
+    sock = socket.create_connection(("127.0.0.1", svc.data_port), timeout=5)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.sendall(wire.HELLO.pack(wire.HELLO_MAGIC, wire.VERSION, 0, session_id, secret))
+    magic, status = wire.HELLO_REPLY.unpack(sock.recv(wire.HELLO_REPLY.size))
+    assert magic == b"HDGA"
+    return sock, status
+
+
+def exchange(sock: socket.socket, frame: bytes) -> wire.ScanResponse:
+    sock.sendall(frame)
+    head = b""
+    while len(head) < wire.RESPONSE.size:
+        head += sock.recv(wire.RESPONSE.size - len(head))
+    n, k, msg = struct.unpack_from("<III", head, 20)
+    rest = b""
+    while len(rest) < 4 * (3 * n + k) + msg:
+        rest += sock.recv(4 * (3 * n + k) + msg - len(rest))
+    return wire.decode_response(head + rest)
+
+
+def frame(progress_slow: float = 0.1) -> bytes:
+    r = straggler_request(progress_slow=min(progress_slow, 1.0))
+    a = r.attempts
+    a.progress[3] = progress_slow
+    return wire.encode_request(a, seq=5, now=r.now, job_start=r.job_start, n_maps=4,
+                               n_reduces=0, new_nodes=["h0", "h1"])
+
+
+def test_open_scan_and_isolation_over_the_data_channel(service) -> None:
+    entry = EntryPoint(service)
+    ok, sid, secret, port, version = entry.open("job_1", "", "factor=1.5").split()
+    assert ok == "OK" and int(port) == service.data_port and int(version) == wire.VERSION
+    other = entry.open("job_2", "static", "").split()
+    good, status = connect(service, int(sid), bytes.fromhex(secret))
+    bad, status2 = connect(service, int(other[1]), bytes.fromhex(other[2]))
+    assert status == status2 == 0
+    rejected = exchange(bad, frame(progress_slow=1.5))  # session 2 sends garbage
+    assert rejected.status == wire.STATUS_REJECTED and "progress" in rejected.message
+    answer = exchange(good, frame())
+    assert (answer.status, answer.seq, answer.speculate_task.tolist()) == (0, 5, [3])
+    line = service.metrics.line(len(service.sessions))
+    assert "sessions=2 scans=2" in line and "copies=1" in line and "rejected=1" in line
+    entry.close(sid)
+    assert len(service.sessions) == 1
+    good.close()
+    bad.close()
+
+
+def test_wrong_secret_and_unknown_policy_are_refused(service) -> None:
+    entry = EntryPoint(service)
+    _, sid, _secret, _, _ = entry.open("job_3", "static", "").split()
+    sock, status = connect(service, int(sid), bytes(16))
+    assert status == 1
+    sock.close()
+    assert entry.open("job_4", "no-such-policy", "").startswith("ERROR unknown policy")
+    assert "has no parameter" in entry.open("job_5", "static", "speed=2")
+
+
+def test_oversized_frame_drops_the_connection_not_the_session(service) -> None:
+    entry = EntryPoint(service)
+    _, sid, secret, _, _ = entry.open("job_6", "static", "").split()
+    sock, _ = connect(service, int(sid), bytes.fromhex(secret))
+    header = wire.REQUEST.pack(b"HDGS", 1, 0, 1, 2**31, 0, 0, -1, 1, 0, 0, 0, 0, 0, 0, 0, -1,
+                               -1)
+    answer = exchange(sock, header)
+    assert answer.status == wire.STATUS_REJECTED and "frame refused" in answer.message
+    assert sock.recv(1) == b""  # closed by the server
+    again, status = connect(service, int(sid), bytes.fromhex(secret))
+    assert status == 0 and exchange(again, frame()).speculate_task.tolist() == [3]
+    again.close()
+
+
+def test_short_token_is_refused() -> None:
+    with pytest.raises(HedgeError, match="at least 16 characters"):
+        ControlPlaneService(ServerConfig(token="short"))
+
+
+def test_settings_file_and_serve_check(tmp_path: Path, capsys) -> None:
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
+    ini = tmp_path / "hedge.ini"
+    ini.write_text(f"[server]\naddress = 0.0.0.0:26000\ntoken_file = {token}\npolicy = static\n"
+                   "[limits]\nmax_sessions = 5\n[policy.static]\nfactor = 2.0\n")
+    config, token_file = load_settings(ini)
+    assert (config.host, config.port, config.limits.max_sessions) == ("0.0.0.0", 26000, 5)
+    assert config.policy_params == {"factor": "2.0"} and token_file == str(token)
+    assert main(["serve", "--config", str(ini), "--check"]) == 0
+    assert "config OK" in capsys.readouterr().out
+    ini.write_text(f"[server]\ntoken_file = {token}\n[policy.static]\nfactor = fast\n"
+                   "[server2]\n")
+    assert main(["serve", "--config", str(ini), "--check"]) == 2
+    assert "unknown section [server2]" in capsys.readouterr().err
+    ini.write_text(f"[server]\ntoken_file = {token}\npolicy = static\n[policy.static]\n"
+                   "factor = fast\n")
+    assert main(["serve", "--config", str(ini), "--check"]) == 2
+    assert "hedge.static.factor' = 'fast'" in capsys.readouterr().err
+    assert main(["serve", "--check"]) == 2
+    assert "no token file" in capsys.readouterr().err

@@ -1,0 +1,126 @@
+"""Control-plane sessions: parameters, validation, isolation, bounds (pure Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.model import AttemptTable, ClusterFacts
+from hedge.policy import create
+from hedge.server import session as session_module
+from hedge.server import wire
+from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
+
+
+def cluster(nodes: list[str], total: int, free: int) -> ClusterFacts:
+    return ClusterFacts(total_slots=max(total, 0), free_slots=max(free, 0))
+
+
+def straggler_request(seq: int = 1, progress_slow: float = 0.1, node_base: int = 0,
+                      nodes: tuple[str, ...] = ("h0", "h1")) -> wire.ScanRequest:
+    """Four maps launched at t=0 (job start 0), scan at t=60: map 3 is far behind."""
+    n = 4
+    progress = np.array([0.9, 0.85, 0.95, progress_slow])
+    a = AttemptTable(
+        task=np.arange(n), attempt=np.arange(n) * 10, task_type=np.zeros(n), state=np.ones(n),
+        node=np.array([0, 1, 0, 1]), start=np.zeros(n), first_progress_time=np.full(n, 5.0),
+        first_progress=np.full(n, 0.01), progress=progress, report_sent=np.full(n, 59.0),
+        report_received=np.full(n, 59.0), bytes_processed=np.zeros(n),
+        input_bytes=np.full(n, np.nan), speculative=np.zeros(n, bool),
+    )
+    data = wire.encode_request(a, seq=seq, now=60.0, job_start=0.0, n_maps=n, n_reduces=0,
+                               node_base=node_base, new_nodes=list(nodes))
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+
+
+def test_params_from_configuration_names_take_the_default_types() -> None:
+    raw = parse_params("progress.standard = 0.7\nestimator=jvm\n\n")
+    assert policy_params("adaptive", raw) == {"progress_standard": 0.7, "estimator": "jvm"}
+    with pytest.raises(HedgeError, match=r"hedge.adaptive.nonsense: policy 'adaptive' has no"):
+        policy_params("adaptive", {"nonsense": "1"})
+    with pytest.raises(HedgeError, match=r"hedge.static.factor' = 'fast': expected a float"):
+        policy_params("static", {"factor": "fast"})
+    with pytest.raises(HedgeError, match="expected key=value"):
+        parse_params("factor 1.5")
+
+
+def test_straggler_is_copied_and_decision_equals_the_policy_on_the_same_snapshot() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_1", "static", {"factor": 1.5})
+    request = straggler_request()
+    actions = s.decide(request)
+    assert actions.speculate_task.tolist() == [3]
+    twin = create("static", factor=1.5).decide(s.snapshot(straggler_request()))
+    assert twin.speculate_task.tolist() == actions.speculate_task.tolist()
+    assert s.nodes == ["h0", "h1"] and s.scans == 1 and s.copies == 1
+
+
+def test_bad_fields_are_rejected_per_scan_and_the_session_keeps_working() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_2", "static", {})
+    with pytest.raises(HedgeError, match=r"field 'progress' = 1.5"):
+        s.decide(straggler_request(progress_slow=1.5))
+    bad_node = straggler_request(nodes=("only-one",))
+    with pytest.raises(HedgeError, match=r"field 'node' = 1 expected -1 or a node index below 1"):
+        s.decide(bad_node)
+    with pytest.raises(HedgeError, match="node list starts at 5"):
+        s.decide(straggler_request(node_base=5, nodes=()))
+    # the same session still decides once the input is sane (node names resent from 0)
+    assert s.decide(straggler_request()).speculate_task.tolist() == [3]
+
+
+def test_task_type_must_match_task_index_and_attempts_must_be_unique() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_3", "static", {})
+    r = straggler_request()
+    r.attempts.task_type[0] = 1
+    with pytest.raises(HedgeError, match="field 'task_type'"):
+        s.decide(r)
+    r = straggler_request()
+    r.attempts.attempt[1] = r.attempts.attempt[0]
+    with pytest.raises(HedgeError, match="not unique"):
+        s.decide(r)
+
+
+def test_sessions_are_bounded_authenticated_and_reaped() -> None:
+    registry = SessionRegistry(Limits(max_sessions=2, idle_timeout=10.0), cluster)
+    a = registry.open("job_a", "static", {})
+    registry.open("job_b", "static", {})
+    with pytest.raises(HedgeError, match="too many sessions"):
+        registry.open("job_c", "static", {})
+    assert registry.authenticate(a.session_id, a.secret) is a
+    assert registry.authenticate(a.session_id, bytes(16)) is None
+    assert registry.authenticate(999, a.secret) is None
+    reaped = registry.reap(now=a.last_seen + 11.0)
+    assert len(reaped) == 2 and len(registry) == 0
+
+
+def test_rows_over_the_limit_are_refused() -> None:
+    registry = SessionRegistry(Limits(max_rows=3), cluster)
+    s = registry.open("job_4", "static", {})
+    with pytest.raises(HedgeError, match="4 attempt rows, the limit is 3"):
+        s.decide(straggler_request())
+
+
+def test_policy_without_live_am_support_is_refused_with_the_reason(monkeypatch) -> None:
+    class ResumeOnly:
+        live_am_supported = False
+
+    monkeypatch.setattr(session_module, "create", lambda name, **params: ResumeOnly())
+    registry = SessionRegistry(Limits(), cluster)
+    with pytest.raises(HedgeError, match="partial output"):
+        registry.open("job_5", "chronos-resume", {})
+
+
+def test_answers_outside_the_job_are_refused() -> None:
+    class Wild:
+        def decide(self, snapshot):
+            from hedge.model import Actions
+            return Actions(speculate_task=[99])
+
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_6", "static", {})
+    s.policy = Wild()
+    with pytest.raises(HedgeError, match="a task index out of range"):
+        s.decide(straggler_request())
