@@ -57,6 +57,12 @@ def read_events(path: Path) -> pa.Table:
     if len(bad):
         raise HedgeError(f"{where(path, line_of_row(path, int(bad[0])), 'event_type')}: unknown "
                          f"event type {int(event[bad[0]])}, expected 0..8 (SUBMIT..UPDATE_RUNNING)")
+    for name, limit in (("job_id", 1 << 42), ("task_index", 1 << 20)):
+        values = table[name].to_numpy()
+        bad = np.flatnonzero((values < 0) | (values >= limit))
+        if len(bad):  # task keys pack (job, index) into one int64, see _task_codes
+            raise HedgeError(f"{where(path, line_of_row(path, int(bad[0])), name)}: "
+                             f"expected 0 <= {name} < {limit:,}, found {int(values[bad[0]])}")
     negative = np.flatnonzero(table["time"].to_numpy() < 0)
     if len(negative):
         raise HedgeError(f"{where(path, line_of_row(path, int(negative[0])), 'time')}: negative "
@@ -132,7 +138,7 @@ def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
         "job": pc.cast(jobs, pa.string()),
         "task": tasks,
         "attempt": _id_strings(tasks, pa.array(rank)),
-        "node": pc.cast(pa.array(machine[rows[start_pos]]), pa.string()),
+        "node": _node_names(machine[rows[start_pos]]),
         "type": np.full(len(end_pos), "MAP", dtype=object),
         "start": t[start_pos] / 1e6,
         "end": t[end_pos] / 1e6,
@@ -148,6 +154,12 @@ def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
     table = build_table(columns, infer=False)
     return empty_check(AttemptTrace(table, str(path), submit, len(open_pos),
                                     censored_tasks, counts))
+
+
+def _node_names(machine: np.ndarray) -> pa.Array:
+    """Machine ids as strings; "" where the trace has none (-1 after filling nulls)."""
+    ids = pa.array(machine, mask=machine < 0)
+    return pc.fill_null(pc.cast(ids, pa.string()), "")
 
 
 def _task_codes(job: np.ndarray, index: np.ndarray) -> np.ndarray:
