@@ -92,3 +92,11 @@ def test_google_job_events_is_refused_clearly():
     path = shared_file("google_clusterdata_2011_2/job_events/part-00000-of-00500.csv.gz")
     with pytest.raises(HedgeError, match="job_events has no tasks"):
         load(path)
+
+
+def test_google_directory_reads_parts_as_one_stream():
+    directory = shared_file("google_clusterdata_2011_2/task_events")
+    w = load(directory)
+    assert w.n_jobs == 1_521 and w.n_tasks == 50_611
+    assert "part-00001-of-00500.csv.gz" in w.source
+    assert detect(directory) == "google_task_events"

@@ -16,7 +16,7 @@ def traces() -> None:
 
 
 @traces.command("stats")
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
 @click.option("--threshold", default=1.5, show_default=True, type=float,
               help="A task is a straggler above threshold x its job's mean (or median).")
@@ -26,7 +26,8 @@ def traces() -> None:
               help="Skip (and count) rows with a negative duration instead of failing.")
 def stats(trace: str, as_json: bool, threshold: float, fmt: str | None,
           drop_negative: bool) -> None:
-    """Per-job and trace-wide straggler statistics of TRACE."""
+    """Per-job and trace-wide straggler statistics of TRACE (a file, or a directory of
+    Google 2011 task_events part files)."""
     options: dict[str, object] = {}
     if fmt:
         options["format"] = fmt

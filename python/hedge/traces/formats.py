@@ -6,7 +6,8 @@ optionally after a ``/* */`` comment), ``google_task_events`` (13 comma-separate
 ``google_job_events`` (8 fields, job level: not a task trace), ``alibaba2017_batch_task``
 (header ``task_create_time, ...``), ``alibaba2018_machine_meta`` / ``_usage`` (node tables:
 not task traces), ``swim`` (tab-separated ``jobN`` rows), ``tr`` (hawk/eagle: space-separated
-``arrival n_tasks mean d_1..d_n``).
+``arrival n_tasks mean d_1..d_n``). A directory is read as consecutive Google 2011
+``task_events`` part files (one stream: attempts crossing a part boundary are paired).
 """
 
 from __future__ import annotations
@@ -34,9 +35,21 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def google_parts(path: Path) -> list[Path]:
+    """The ``part-*`` files of a directory (Google 2011 tables come as numbered parts)."""
+    parts = sorted(p for p in path.glob("part-*") if p.is_file())
+    if not parts:
+        raise HedgeError(f"{path}: a directory without part-* files; expected a trace file or "
+                         "a Google 2011 task_events directory")
+    return parts
+
+
 def detect(path: str | Path) -> str:
-    """The format name of a trace file (see the module docstring)."""
+    """The format name of a trace file, or of the first part file of a directory (see the
+    module docstring)."""
     path = Path(path)
+    if path.is_dir():
+        return detect(google_parts(path)[0])
     if not path.is_file():
         raise HedgeError(f"{path}: no such file")
     head = head_bytes(path).decode("utf-8", errors="replace")
@@ -81,6 +94,11 @@ def read_attempt_trace(path: str | Path, *, format: str | None = None) -> Attemp
     if kind not in ATTEMPT_FORMATS:
         raise HedgeError(f"{path}: format {kind!r} has no task attempts; attempt-level "
                          f"formats are {', '.join(ATTEMPT_FORMATS)}")
+    if path.is_dir():
+        if kind != "google_task_events":
+            raise HedgeError(f"{path}: directories are read as Google 2011 task_events parts, "
+                             f"but the first part looks like {kind}")
+        return google.read_parts(google_parts(path))
     return ATTEMPT_FORMATS[kind](path)
 
 
@@ -100,9 +118,9 @@ def load(path: str | Path, **options: object) -> Workload:
     if kind == "google_job_events":
         raise HedgeError(f"{path}: Google 2011 job_events has no tasks; load the matching "
                          "task_events part file instead")
-    if kind in ATTEMPT_FORMATS:
+    if kind in ATTEMPT_FORMATS or path.is_dir():
         _no_options(path, kind, options)
-        return to_workload(ATTEMPT_FORMATS[kind](path))
+        return to_workload(read_attempt_trace(path, format=kind))
     if kind == "alibaba2017_batch_task":
         return alibaba.read_batch_task(path, negative=str(negative), **options)
     if kind == "swim":

@@ -85,7 +85,9 @@ def read_parts(paths: list[Path]) -> AttemptTrace:
     if not paths:
         raise HedgeError("no Google task_events part files given")
     events = pa.concat_tables([read_events(p) for p in paths])
-    return attempts_from_events(events, paths[0], line_numbers=False)
+    trace = attempts_from_events(events, paths[0], line_numbers=False)
+    trace.source = f"{paths[0].parent} ({', '.join(p.name for p in paths)})"
+    return trace
 
 
 def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
