@@ -12,7 +12,7 @@
 # it says so and exits non-zero before starting anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-COMPOSE=(docker compose -f docker/docker-compose.yml)
+COMPOSE=()
 HADOOP_IMAGE=${HEDGE_HADOOP_IMAGE:-apache/hadoop:3.3.6}
 PYTHON_IMAGE=${HEDGE_PYTHON_IMAGE:-python:3.11-slim}
 EXAMPLES=/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.3.6.jar
@@ -31,6 +31,10 @@ machine with registry access run 'docker pull $image' (or set HEDGE_HADOOP_IMAGE
 HEDGE_PYTHON_IMAGE to images you have), then rerun."
   done
   [[ -f java-shim/target/hedge-shim-0.1.0.jar ]] || die "build the shim first: make shim"
+  if docker compose version >/dev/null 2>&1; then COMPOSE=(docker compose)
+  elif command -v docker-compose >/dev/null; then COMPOSE=(docker-compose)
+  else die "neither 'docker compose' nor 'docker-compose' is installed"; fi
+  COMPOSE+=(-f docker/docker-compose.yml)
 }
 
 secrets() {
