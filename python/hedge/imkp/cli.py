@@ -1,0 +1,121 @@
+"""``hedge imkp build | show | lookup``: ImKP mappings from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import numpy as np
+
+from hedge.imkp.build import (
+    DEFAULT_BLOCK,
+    DEFAULT_HEAVY_KEYS,
+    DEFAULT_MAX_KEYS,
+    DEFAULT_SCALE,
+    BuildSettings,
+    build_to_file,
+)
+from hedge.imkp.mapfile import Mapping, read_mapping
+
+
+def summary(mapping: Mapping) -> dict:
+    """Predicted balance: loads per reducer, CV, max/mean, max/LB (the ``--json`` payload)."""
+    loads = mapping.loads
+    mean = float(loads.mean())
+    return {
+        "reducers": mapping.reducers,
+        "groups": mapping.groups,
+        "scale": mapping.scale,
+        "heavy_keys": len(mapping.heavy_keys),
+        "loads": loads.tolist(),
+        "total": mapping.total,
+        "heaviest_key_count": mapping.heaviest_key_count,
+        "lower_bound": mapping.lower_bound,
+        "cv": float(loads.std() / mean) if mean else 0.0,
+        "max_over_mean": float(loads.max() / mean) if mean else 0.0,
+        "max_over_lb": float(loads.max() / mapping.lower_bound) if mapping.lower_bound else 0.0,
+    }
+
+
+def print_summary(mapping: Mapping) -> None:
+    s = summary(mapping)
+    click.echo(f"reducers R       {s['reducers']}")
+    click.echo(f"groups G         {s['groups']} (scale {s['scale']})")
+    click.echo(f"heavy keys       {s['heavy_keys']}")
+    click.echo(f"records          {s['total']}")
+    click.echo(f"heaviest key     {s['heaviest_key_count']}")
+    click.echo(f"lower bound LB   {s['lower_bound']}  (max(ceil(total/R), heaviest key))")
+    click.echo(f"CV               {s['cv']:.4f}")
+    click.echo(f"max/mean         {s['max_over_mean']:.4f}")
+    click.echo(f"max/LB           {s['max_over_lb']:.4f}")
+    click.echo("loads            " + " ".join(str(x) for x in s["loads"]))
+
+
+@click.group("imkp")
+def imkp() -> None:
+    """ImKP: balance reducer input by pre-counting keys (build, show, lookup mappings)."""
+
+
+@imkp.command("build")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-r", "--reducers", type=int, required=True, help="Number of reduce tasks R.")
+@click.option("--scale", type=int, default=DEFAULT_SCALE, show_default=True,
+              help="Groups per reducer (G = R x scale).")
+@click.option("--key", "key", default="words", show_default=True,
+              help="Key rule: words | tsv:N | csv:NAME | parquet:NAME | py:module:function.")
+@click.option("--heavy-keys", type=int, default=DEFAULT_HEAVY_KEYS, show_default=True,
+              help="Most keys placed individually (0 = groups only).")
+@click.option("-o", "--output", required=True, help="Mapping file to write.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="Count on this machine or as a PySpark job.")
+@click.option("--threads", type=int, default=BuildSettings.threads, show_default=True)
+@click.option("--block-size", type=int, default=DEFAULT_BLOCK, show_default=True,
+              help="Bytes read per piece.")
+@click.option("--max-keys", type=int, default=DEFAULT_MAX_KEYS, show_default=True,
+              help="Distinct keys held in memory before switching to a heavy-hitter sketch.")
+@click.option("--webhdfs-url", default=None, help="WebHDFS endpoint for hdfs:// inputs.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar with bytes/s (default: when stderr is a terminal).")
+def build_cmd(inputs: tuple[str, ...], reducers: int, scale: int, key: str, heavy_keys: int,
+              output: str, engine: str, threads: int, block_size: int, max_keys: int,
+              webhdfs_url: str | None, progress: bool | None) -> None:
+    """Count the keys of INPUTS (files, folders, globs, hdfs://, webhdfs://) and write a mapping."""
+    settings = BuildSettings(
+        reducers=reducers, scale=scale, key=key, heavy_keys=heavy_keys, threads=max(1, threads),
+        block_size=max(1 << 16, block_size), max_keys=max_keys, webhdfs_url=webhdfs_url,
+        progress=sys.stderr.isatty() if progress is None else progress, engine=engine)
+    mapping = build_to_file(list(inputs), settings, output)
+    click.echo(f"wrote {output}")
+    print_summary(mapping)
+
+
+@imkp.command("show")
+@click.argument("mapping")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+def show_cmd(mapping: str, as_json: bool) -> None:
+    """Print R, G, loads per reducer and the predicted skew of MAPPING."""
+    loaded = read_mapping(mapping)
+    if as_json:
+        click.echo(json.dumps(summary(loaded)))
+    else:
+        print_summary(loaded)
+
+
+@imkp.command("lookup")
+@click.argument("mapping")
+@click.argument("keys", nargs=-1, required=True)
+def lookup_cmd(mapping: str, keys: tuple[str, ...]) -> None:
+    """Print KEY<TAB>reducer for each KEY (or each line of standard input with '-')."""
+    import pyarrow as pa
+
+    loaded = read_mapping(mapping)
+    if keys == ("-",):
+        text = sys.stdin.buffer.read().decode("utf-8", errors="strict")
+        names = [line.removesuffix("\r") for line in text.split("\n")]
+        if names and names[-1] == "":
+            names.pop()
+    else:
+        names = list(keys)
+    reducers = loaded.reducers_of(pa.array(names, type=pa.string())) if names else np.zeros(0)
+    click.echo("".join(f"{k}\t{int(r)}\n" for k, r in zip(names, reducers, strict=True)), nl=False)

@@ -1,0 +1,252 @@
+"""Key extractors: the keys a job's map phase will emit, read from its input.
+
+An extractor cuts a source into pieces on the reading thread (cheap, I/O) and turns a piece
+into an Arrow array of keys on a worker thread (the CPU work, mostly in Arrow/numpy, which
+release the GIL). Specs:
+
+- ``words``: tokens exactly as ``java.util.StringTokenizer``'s defaults split them (on
+  space, ``\\t``, ``\\n``, ``\\r``, ``\\f`` only), as Hadoop's WordCount does.
+- ``tsv:N``: field ``N`` (0-based, like ``line.split("\\t")[N]``) of every non-empty line.
+- ``csv:NAME``: column ``NAME`` of a CSV file with a header row, as text.
+- ``parquet:NAME``: column ``NAME`` of a Parquet file, cast to text (nulls skipped).
+- ``py:module:function``: ``function(line: str) -> Iterable[str]`` called on every line.
+
+Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (Hadoop's ``LineRecordReader``). Text must be
+UTF-8 without NUL bytes; anything else is reported as a binary file given as text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hedge.errors import HedgeError
+from hedge.imkp.sources import Source, read_full
+
+DELIMITERS = b" \t\n\r\f"
+_IS_DELIMITER = np.zeros(256, dtype=bool)
+_IS_DELIMITER[list(DELIMITERS)] = True
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A chunk of one source: raw bytes or a ready Arrow array, and where it came from."""
+
+    source: str
+    data: Any
+    first_line: int = 1
+
+
+class Extractor(ABC):
+    """Base: pieces are byte chunks cut after the last ``cut`` byte of each block."""
+
+    cut: bytes = b"\n"
+
+    def pieces(self, source: Source, block_size: int, progress: Callable[[int], None]
+               ) -> Iterator[Piece]:
+        carry, line = b"", 1
+        with source.open() as stream:
+            while True:
+                block = read_full(stream, block_size)
+                progress(len(block))
+                if not block:
+                    break
+                data = carry + block
+                end = max(data.rfind(c) for c in self.cut) + 1
+                if end == 0:  # no boundary yet (a very long token or line): keep reading
+                    carry = data
+                    continue
+                yield Piece(source.name, data[:end], line)
+                line += data.count(b"\n", 0, end)
+                carry = data[end:]
+        if carry:
+            yield Piece(source.name, carry, line)
+
+    @abstractmethod
+    def keys(self, piece: Piece) -> pa.Array:
+        """The keys of one piece (runs on a worker thread)."""
+
+
+def check_text(data: bytes, source: str) -> None:
+    """HedgeError unless ``data`` looks like UTF-8 text (NUL bytes betray binary files)."""
+    if b"\x00" in data:
+        raise HedgeError(f"{source}: NUL byte in the input: a binary file given as text? "
+                         "(expected UTF-8 text; use --key parquet:NAME for Parquet files)")
+
+
+def utf8(keys: pa.Array, source: str) -> pa.Array:
+    """Keys validated as UTF-8 (zero-copy cast)."""
+    try:
+        return keys.cast(pa.string())
+    except pa.ArrowInvalid as exc:
+        raise HedgeError(f"{source}: invalid UTF-8 in the input: a binary file given as text? "
+                         "(expected UTF-8 text)") from exc
+
+
+def tokenize(data: bytes) -> pa.Array:
+    """StringTokenizer tokens of ``data`` as an Arrow binary array (compact copy of bytes)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    controls = np.count_nonzero(raw < 32)
+    if controls == sum(data.count(c) for c in b"\t\n\r\f"):
+        keep = raw > 32  # fast path: the only bytes <= 32 are delimiters
+    else:
+        keep = ~_IS_DELIMITER[raw]
+    edges = np.flatnonzero(np.diff(keep.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    lengths = edges[1::2] - edges[0::2]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    compact = raw[keep]
+    return pa.Array.from_buffers(pa.binary(), len(lengths),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(compact)])
+
+
+class Words(Extractor):
+    cut = DELIMITERS
+
+    def keys(self, piece: Piece) -> pa.Array:
+        check_text(piece.data, piece.source)
+        return utf8(tokenize(piece.data), piece.source)
+
+
+def split_lines(data: bytes, source: str) -> pa.Array:
+    """Non-empty lines of a chunk (Hadoop line ends), as an Arrow string array."""
+    check_text(data, source)
+    text = utf8(pa.array([data], type=pa.binary()), source)
+    lines = pc.split_pattern_regex(text, r"\r\n|\r|\n").flatten()
+    return lines.filter(pc.not_equal(pc.binary_length(lines), 0))
+
+
+class TsvColumn(Extractor):
+    def __init__(self, column: int) -> None:
+        self.column = column
+
+    def keys(self, piece: Piece) -> pa.Array:
+        lines = split_lines(piece.data, piece.source)
+        fields = pc.split_pattern(lines, "\t")
+        short = np.flatnonzero(pc.list_value_length(fields).to_numpy() <= self.column)
+        if len(short):
+            raise HedgeError(f"{piece.source}: a line near line {piece.first_line} has "
+                             f"{len(fields[int(short[0])])} tab-separated fields, --key tsv:"
+                             f"{self.column} needs at least {self.column + 1} (0-based column)")
+        return pc.list_element(fields, self.column)
+
+
+class PythonFunction(Extractor):
+    def __init__(self, spec: str) -> None:
+        module_name, _, attr = spec.rpartition(":")
+        try:
+            self.function = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise HedgeError(f"--key py:{spec}: cannot import {attr!r} from module "
+                             f"{module_name!r} ({exc}); expected py:module:function") from exc
+        self.spec = spec
+
+    def keys(self, piece: Piece) -> pa.Array:
+        lines = split_lines(piece.data, piece.source).to_pylist()
+        out: list[str] = []
+        for i, line in enumerate(lines):
+            try:
+                out.extend(str(k) for k in self.function(line))
+            except Exception as exc:  # noqa: BLE001 - user code: report where it failed
+                raise HedgeError(f"{piece.source}: --key py:{self.spec} failed near line "
+                                 f"{piece.first_line + i}: {type(exc).__name__}: {exc}") from exc
+        return pa.array(out, type=pa.string())
+
+
+class _CountingReader(io.RawIOBase):
+    """Wraps a stream to report bytes read (for progress over Arrow's own readers)."""
+
+    def __init__(self, stream: Any, progress: Callable[[int], None]) -> None:
+        self.stream, self.progress = stream, progress
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.stream.read(len(buffer))
+        buffer[: len(data)] = data
+        self.progress(len(data))
+        return len(data)
+
+
+class CsvColumn(Extractor):
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def pieces(self, source: Source, block_size: int, progress: Callable[[int], None]
+               ) -> Iterator[Piece]:
+        from pyarrow import csv
+
+        with source.open() as stream:
+            try:
+                reader = csv.open_csv(
+                    io.BufferedReader(_CountingReader(stream, progress)),
+                    read_options=csv.ReadOptions(block_size=block_size, use_threads=True),
+                    convert_options=csv.ConvertOptions(include_columns=[self.column],
+                                                       column_types={self.column: pa.string()}))
+                for batch in reader:
+                    yield Piece(source.name, batch.column(0))
+            except (pa.ArrowInvalid, KeyError) as exc:
+                raise HedgeError(f"{source.name}: cannot read CSV column '{self.column}': "
+                                 f"{exc} (expected a header row naming it)") from exc
+
+    def keys(self, piece: Piece) -> pa.Array:
+        return piece.data
+
+
+class ParquetColumn(Extractor):
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def pieces(self, source: Source, block_size: int, progress: Callable[[int], None]
+               ) -> Iterator[Piece]:
+        import pyarrow.parquet as pq
+
+        with source.open() as stream:
+            if not stream.seekable():  # a network stream: Parquet needs random access
+                stream = pa.BufferReader(stream.read())
+            try:
+                parquet = pq.ParquetFile(stream)
+            except pa.ArrowInvalid as exc:
+                raise HedgeError(f"{source.name}: not a Parquet file ({exc})") from exc
+            if self.column not in parquet.schema_arrow.names:
+                raise HedgeError(f"{source.name}: no column '{self.column}' in the Parquet "
+                                 f"schema (columns: {', '.join(parquet.schema_arrow.names)})")
+            rows = max(parquet.metadata.num_rows, 1)
+            for batch in parquet.iter_batches(batch_size=1 << 20, columns=[self.column]):
+                progress(source.size * batch.num_rows // rows)
+                yield Piece(source.name, batch.column(0))
+
+    def keys(self, piece: Piece) -> pa.Array:
+        column = piece.data.drop_null()
+        if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+            return utf8(column, piece.source)
+        return column.cast(pa.string())
+
+
+def extractor(spec: str) -> Extractor:
+    """The extractor for a ``--key`` spec."""
+    kind, _, arg = spec.partition(":")
+    if spec == "words":
+        return Words()
+    if kind == "tsv" and arg.isdigit():
+        return TsvColumn(int(arg))
+    if kind == "csv" and arg:
+        return CsvColumn(arg)
+    if kind == "parquet" and arg:
+        return ParquetColumn(arg)
+    if kind == "py" and arg.count(":") == 1 and all(arg.split(":")):
+        return PythonFunction(arg)
+    raise HedgeError(f"--key {spec!r}: expected words, tsv:N (0-based column), csv:NAME, "
+                     "parquet:NAME or py:module:function")
+
