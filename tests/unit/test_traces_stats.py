@@ -83,3 +83,14 @@ def test_cli_bad_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["traces", "stats", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "bad.tr:1" in err
+
+
+def test_by_type_separates_maps_and_reduces():
+    from hedge.model import MAP, REDUCE
+
+    w = Workload.from_jobs(["J"], [0.0], [np.array([1.0, 1.0, 10.0, 10.0])],
+                           task_types=[np.array([MAP, MAP, REDUCE, REDUCE])])
+    assert compute(w).stragglers_mean.tolist() == [2]  # reduces > 1.5 x 5.5
+    s = compute(w, by_type=True)
+    assert s.job_ids == ["J:MAP", "J:REDUCE"]
+    assert s.stragglers_mean.tolist() == [0, 0] and s.mean.tolist() == [1.0, 10.0]

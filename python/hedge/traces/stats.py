@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hedge.errors import HedgeError
+from hedge.model import REDUCE
 from hedge.traces.workload import Workload
 
 QUANTILES = (0.5, 0.9, 0.99, 1.0)
@@ -46,6 +47,7 @@ class TraceStats:
     slowdown: np.ndarray  # per task, NaN where the input size is unknown
     censored: int = 0
     counts: dict[str, int] = field(default_factory=dict)
+    unit: str = "jobs"  # "job:type groups" with by_type
 
     @property
     def total_tasks(self) -> int:
@@ -78,6 +80,7 @@ class TraceStats:
             "source": self.source,
             "threshold": self.threshold,
             "jobs": len(self.job_ids),
+            "unit": self.unit,
             "tasks": self.total_tasks,
             "censored_tasks": self.censored,
             "reader_counts": dict(self.counts),
@@ -143,15 +146,23 @@ def job_medians(task_job: np.ndarray, values: np.ndarray, n_jobs: int) -> np.nda
     return out
 
 
-def compute(workload: Workload, threshold: float = 1.5) -> TraceStats:
-    """Straggler statistics of ``workload`` (see the module docstring)."""
+def compute(workload: Workload, threshold: float = 1.5, by_type: bool = False) -> TraceStats:
+    """Straggler statistics of ``workload`` (see the module docstring).
+
+    ``by_type``: treat the maps and the reduces of a job as two groups (``job:MAP``,
+    ``job:REDUCE``), so reduces are not compared with maps; default: one group per job.
+    """
     if not threshold > 0:
         raise HedgeError(f"threshold={threshold!r}: expected a number > 0")
     if workload.n_tasks == 0:
         raise HedgeError(f"{workload.source}: no completed tasks to compute statistics on")
     d = workload.duration * workload.straggler_factor
-    job = workload.task_job
-    n_jobs = workload.n_jobs
+    job, names = workload.task_job, list(workload.job_ids)
+    if by_type:
+        key = job * 2 + (workload.task_type == REDUCE)
+        groups, job = np.unique(key, return_inverse=True)
+        names = [f"{workload.job_ids[g // 2]}:{'REDUCE' if g % 2 else 'MAP'}" for g in groups]
+    n_jobs = len(names)
     n = np.bincount(job, minlength=n_jobs)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.bincount(job, weights=d, minlength=n_jobs) / n
@@ -166,7 +177,7 @@ def compute(workload: Workload, threshold: float = 1.5) -> TraceStats:
     return TraceStats(
         source=workload.source,
         threshold=threshold,
-        job_ids=list(workload.job_ids),
+        job_ids=names,
         n_tasks=n,
         mean=mean,
         median=median,
@@ -178,6 +189,7 @@ def compute(workload: Workload, threshold: float = 1.5) -> TraceStats:
         slowdown=slowdown_index(job, d, workload.input_bytes, n_jobs),
         censored=workload.censored,
         counts=dict(workload.counts),
+        unit="job:type groups" if by_type else "jobs",
     )
 
 
@@ -205,7 +217,7 @@ def format_text(stats: TraceStats, top: int = 10) -> str:
     s = stats.summary()
     lines = [
         f"trace: {s['source']}",
-        f"jobs: {s['jobs']:,}   tasks: {s['tasks']:,}   censored tasks (not counted): "
+        f"{stats.unit}: {s['jobs']:,}   tasks: {s['tasks']:,}   censored tasks (not counted): "
         f"{s['censored_tasks']:,}",
     ]
     extra = {k: v for k, v in stats.counts.items() if v}
