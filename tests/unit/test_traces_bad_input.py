@@ -175,3 +175,13 @@ def test_unrecognised_and_node_table(tmp_path):
         load(meta)
     with pytest.raises(HedgeError, match="no such file"):
         load(tmp_path / "missing.csv")
+
+
+def test_alibaba_without_header_and_line_numbers(tmp_path):
+    path = tmp_path / "batch_task.csv"
+    path.write_text("10,20,1,1,1,Terminated,50,0.1\n10,40,1,2,1,Terminated,50,0.1\n"
+                    "30,25,2,3,1,Terminated,50,0.1\n")
+    w = load(path, negative="drop")
+    assert w.duration.tolist() == [10.0, 30.0]
+    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'task_end_time'"):
+        load(path)

@@ -1,6 +1,6 @@
 """Alibaba cluster traces.
 
-- v2017 ``batch_task.csv`` (one header line, 8 columns): task_create_time, task_end_time
+- v2017 ``batch_task.csv`` (8 columns, with or without a header line): task_create_time, task_end_time
   (s from trace start), job_id, task_id, number_of_instances, status (Terminated, Waiting,
   Running, Failed), CPUs requested per instance (100 = 1 core), normalised memory.
   A row is a task; its duration is ``end - create`` for Terminated rows. Waiting and
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from hedge.errors import HedgeError, where
 from hedge.model import MAP
-from hedge.traces.csvio import line_of_row, open_text, read_table
+from hedge.traces.csvio import head_bytes, line_of_row, open_text, read_table
 from hedge.traces.workload import Workload
 
 BATCH_TASK_COLUMNS = ["create", "end", "job_id", "task_id", "instances", "status", "cpus",
@@ -45,17 +45,19 @@ def read_batch_task(path: Path, *, negative: str = "error") -> Workload:
     """
     if negative not in ("error", "drop"):
         raise HedgeError(f"option negative={negative!r}: expected 'error' or 'drop'")
-    t = read_table(path, BATCH_TASK_COLUMNS, BATCH_TASK_TYPES, header=True)
+    header = head_bytes(Path(path), 64).lstrip().lower().startswith(b"task_create_time")
+    skip = 1 if header else 0  # the published table has no header; some copies add one
+    t = read_table(path, BATCH_TASK_COLUMNS, BATCH_TASK_TYPES, header=header)
     status = t["status"]
     known = pc.is_in(status, pa.array(STATUSES))
     if not pc.all(known).as_py():
         row = int(np.flatnonzero(~np.asarray(known))[0])
-        raise HedgeError(f"{where(path, line_of_row(path, row, skip=1), 'status')}: unknown "
+        raise HedgeError(f"{where(path, line_of_row(path, row, skip=skip), 'status')}: unknown "
                          f"status {status[row].as_py()!r}, expected one of {', '.join(STATUSES)}")
     for name in ("create", "job_id"):
         nulls = np.flatnonzero(np.asarray(t[name].is_null()))
         if len(nulls):
-            raise HedgeError(f"{where(path, line_of_row(path, int(nulls[0]), skip=1), name)}: "
+            raise HedgeError(f"{where(path, line_of_row(path, int(nulls[0]), skip=skip), name)}: "
                              "expected a value, found an empty field")
     done = np.asarray(pc.equal(status, "Terminated"))
     create = t["create"].to_numpy().astype(np.float64)
@@ -67,7 +69,7 @@ def read_batch_task(path: Path, *, negative: str = "error") -> Workload:
     if bad.any() and negative == "error":
         row = int(np.flatnonzero(bad)[0])
         raise HedgeError(
-            f"{where(path, line_of_row(path, row, skip=1), 'task_end_time')}: negative duration "
+            f"{where(path, line_of_row(path, row, skip=skip), 'task_end_time')}: negative duration "
             f"({duration[row]:.0f} s: end {end[row]:.0f} < create {create[row]:.0f}); "
             "pass negative='drop' (CLI: --drop-negative) to skip and count such rows")
     censored = int(np.asarray(pc.is_in(status, pa.array(["Waiting", "Running"]))).sum())
