@@ -140,7 +140,7 @@ def to_workload(trace: AttemptTrace) -> Workload:
     """Turn attempts into a workload: one task per (job, task) that has a successful attempt.
 
     A task's duration is its (first) successful attempt's ``end - start`` (for Google 2011:
-    FINISH minus the last SCHEDULE), its machine that attempt's node. A job arrives at its
+    FINISH minus the last SCHEDULE), its machine that attempt's node (-1 unknown). A job arrives at its
     submit time when the trace has one, else at its first attempt's start; arrivals are
     shifted so the first job arrives at 0, and jobs are ordered by arrival. Tasks without a
     successful attempt are not simulated: those still running at the end of the file are
@@ -158,11 +158,10 @@ def to_workload(trace: AttemptTrace) -> Workload:
     start = ok["start"].to_numpy()
     duration = ok["end"].to_numpy() - start
     job_ids, job_index = np.unique(jobs, return_inverse=True)
-    arrival = np.full(len(job_ids), np.inf)
-    np.minimum.at(arrival, job_index, start)
-    for j, job in enumerate(job_ids):
-        if job in trace.submit:
-            arrival[j] = trace.submit[job]
+    first_start = np.full(len(job_ids), np.inf)
+    np.minimum.at(first_start, job_index, start)
+    submit = np.array([trace.submit.get(j, np.nan) for j in job_ids], dtype=np.float64)
+    arrival = np.where(np.isnan(submit), first_start, submit)
     arrival -= arrival.min() if len(arrival) else 0.0
 
     job_order = np.argsort(arrival, kind="stable")
@@ -171,6 +170,8 @@ def to_workload(trace: AttemptTrace) -> Workload:
     task_order = np.lexsort((ok["task"].to_numpy(zero_copy_only=False), rank[job_index]))
     nodes = np.asarray(ok["node"].to_numpy(zero_copy_only=False), dtype=object)
     machine_names, machine = np.unique(nodes, return_inverse=True)
+    if len(machine_names) and machine_names[0] == "":  # node unknown -> machine -1
+        machine_names, machine = machine_names[1:], machine - 1
     types = np.where(np.asarray(ok["type"].to_numpy(zero_copy_only=False)) == "REDUCE",
                      REDUCE, MAP)
     counts = dict(trace.counts)
