@@ -128,6 +128,9 @@ def write_mapping(mapping: Mapping, path: str | Path) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; tasks and others must read it
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()

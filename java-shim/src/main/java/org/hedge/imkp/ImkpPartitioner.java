@@ -1,0 +1,148 @@
+package org.hedge.imkp;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import org.apache.hadoop.conf.Configurable;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.IOUtils;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapred.JobConf;
+
+/**
+ * ImKP partitioner for both MapReduce APIs ({@code mapreduce.job.partitioner.class} for the
+ * new API, {@code mapred.partitioner.class} / {@code JobConf.setPartitionerClass} for the old).
+ *
+ * <p>Set {@code hedge.imkp.mapping} to the file {@code hedge imkp build} wrote: a local path, a
+ * distributed-cache link name (ship it with {@code -files job.imkp}, then
+ * {@code -D hedge.imkp.mapping=job.imkp}), or a path on any Hadoop FileSystem
+ * ({@code hdfs://...}, or a scheme-less path on the default FileSystem). The mapping is read
+ * once per task, when the framework configures the partitioner, and its R must equal the
+ * job's reduce count. It never falls back to hash partitioning: a missing or invalid mapping
+ * fails the task with a message saying what to fix, because a task routing by hash while
+ * another routes by the mapping would send one key to two reducers.
+ *
+ * <p>A key's bytes are {@link Text#getBytes()} for {@code Text} keys, else the UTF-8 bytes of
+ * {@code key.toString()}, exactly what {@code hedge imkp build} hashed.
+ */
+public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partitioner<K, V>
+    implements Configurable, org.apache.hadoop.mapred.Partitioner<K, V> {
+
+  /** Configuration key naming the mapping file. */
+  public static final String MAPPING = "hedge.imkp.mapping";
+  /** Largest mapping file accepted (a mapping holds G + K entries; this is far above). */
+  static final long MAX_BYTES = 1L << 30;
+
+  private Configuration conf;
+  private ImkpMapping mapping;
+
+  @Override
+  public void setConf(Configuration conf) {
+    if (conf == this.conf && mapping != null) {
+      return;
+    }
+    this.conf = conf;
+    try {
+      mapping = load(conf);
+    } catch (IOException e) {
+      throw new IllegalStateException("ImkpPartitioner: " + e.getMessage(), e);
+    }
+    int reduces = conf.getInt("mapreduce.job.reduces", 1);
+    if (reduces > 1 && reduces != mapping.reducers()) {
+      throw new IllegalStateException(reducerMismatch(reduces));
+    }
+  }
+
+  private String reducerMismatch(int reduces) {
+    return "ImkpPartitioner: the mapping " + conf.get(MAPPING) + " was built for "
+        + mapping.reducers() + " reducers but the job has " + reduces + " reduce tasks; "
+        + "rebuild it with 'hedge imkp build ... --reducers " + reduces + "' or run the job "
+        + "with " + mapping.reducers() + " reducers";
+  }
+
+  @Override
+  public Configuration getConf() {
+    return conf;
+  }
+
+  @Override
+  public void configure(JobConf job) {
+    setConf(job);
+  }
+
+  @Override
+  public int getPartition(K key, V value, int numPartitions) {
+    if (numPartitions != mapping.reducers()) {
+      throw new IllegalStateException(reducerMismatch(numPartitions));
+    }
+    if (key instanceof Text) {
+      Text text = (Text) key;
+      return mapping.reducerOf(text.getBytes(), text.getLength());
+    }
+    byte[] bytes = String.valueOf(key).getBytes(StandardCharsets.UTF_8);
+    return mapping.reducerOf(bytes, bytes.length);
+  }
+
+  /** The loaded mapping (for tests and tools). */
+  public ImkpMapping mapping() {
+    return mapping;
+  }
+
+  /** Read and validate the mapping named by {@code hedge.imkp.mapping}. */
+  public static ImkpMapping load(Configuration conf) throws IOException {
+    String where = conf.get(MAPPING);
+    if (where == null || where.trim().isEmpty()) {
+      throw new IOException(MAPPING + " is not set: build a mapping with 'hedge imkp build "
+          + "INPUT... --reducers R -o job.imkp' and pass -D " + MAPPING + "=job.imkp (a local "
+          + "path, a -files link name, or an HDFS path)");
+    }
+    where = where.trim();
+    File local = new File(where);
+    if (!hasScheme(where) && local.isFile()) {
+      return ImkpMapping.parse(Files.readAllBytes(local.toPath()), where);
+    }
+    Path path = new Path(where);
+    FileSystem fs;
+    FileStatus status;
+    try {
+      fs = path.getFileSystem(conf);
+      status = fs.exists(path) ? fs.getFileStatus(path) : null;
+    } catch (IOException e) {
+      throw new IOException(MAPPING + "=" + where + ": cannot reach its file system ("
+          + e.getMessage() + "); check the path or ship the file with -files", e);
+    }
+    if (status == null || !status.isFile()) {
+      throw new IOException(MAPPING + "=" + where + ": mapping file not found (not a local "
+          + "file or distributed-cache link in " + new File(".").getAbsoluteFile().getParent()
+          + ", not on " + fs.getUri() + "); build it with 'hedge imkp build ... -o " + where
+          + "' and ship it with -files or give its HDFS path");
+    }
+    if (status.getLen() > MAX_BYTES) {
+      throw new IOException(MAPPING + "=" + where + ": " + status.getLen()
+          + " bytes is too large for a mapping file; check the path");
+    }
+    byte[] data = new byte[(int) status.getLen()];
+    InputStream in = fs.open(path);
+    try {
+      IOUtils.readFully(in, data, 0, data.length);
+    } finally {
+      in.close();
+    }
+    return ImkpMapping.parse(data, where);
+  }
+
+  private static boolean hasScheme(String where) {
+    try {
+      return new URI(where).getScheme() != null;
+    } catch (URISyntaxException e) {
+      return false;
+    }
+  }
+}
