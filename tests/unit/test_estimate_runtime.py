@@ -74,7 +74,9 @@ def test_rate_is_late_formula_at_scan_time() -> None:
 
 def test_jvm_excludes_start_up_from_the_rate() -> None:
     ect = jvm_ect(ATTEMPTS, NOW)
-    assert ect[0] == pytest.approx(21 + 0.5 * (21 - 6) / (0.5 - 0.1))
+    # t = 19, when the AM received the report with p = 0.5
+    assert ect[0] == pytest.approx(19 + 0.5 * (19 - 6) / (0.5 - 0.1))
+    assert jvm_ect(ATTEMPTS, 100.0)[0] == ect[0]  # as of the report, not the scan
     assert np.isnan(ect[1]) and np.isnan(ect[2])
     single = table(start=[0], first_progress_time=[6], first_progress=[0.2], progress=[0.2],
                    report_sent=[6], report_received=[6])

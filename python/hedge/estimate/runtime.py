@@ -14,6 +14,7 @@ finished: its ECT is the send time of that report, for every estimator.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -56,23 +57,31 @@ def rate_arrays(start: Array, progress: Array, sent: Array, now: float | Array) 
 def jvm_arrays(
     progress: Array,
     sent: Array,
+    received: Array,
     first_progress_time: Array,
     first_progress: Array,
-    now: float | Array,
 ) -> Array:
-    """Chronos' JVM-start-aware estimate (eq. 32) at scan time t = ``now``.
+    """Chronos' JVM-start-aware estimate (eq. 32).
 
     Work starts only after the JVM is up, so the processing rate is measured from the first
-    progress report (time t_fp, progress p_fp): ``rate = (p - p_fp) / (t - t_fp)`` and
-    ``ECT = t + (1 - p) * (t - t_fp) / (p - p_fp)``. NaN until a report with progress above
-    p_fp has arrived.
+    progress report (time t_fp, progress p_fp) to the latest report (progress p, at time t,
+    the time the AM got it, as Hadoop timestamps status updates):
+    ``rate = (p - p_fp) / (t - t_fp)`` and ``ECT = t + (1 - p) * (t - t_fp) / (p - p_fp)``.
+    NaN until a report with progress above p_fp has arrived.
     """
     gained = progress - first_progress
     with np.errstate(divide="ignore", invalid="ignore"):
-        ect = now + (1.0 - progress) * (now - first_progress_time) / np.where(
+        ect = received + (1.0 - progress) * (received - first_progress_time) / np.where(
             gained > 0, gained, np.nan
         )
     return _finished(ect, progress, sent)
+
+
+def _nanmedian_last(values: Array) -> Array:
+    """Median over the last axis ignoring NaN (NaN where all are NaN), kept as an axis."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
+        return np.nanmedian(values, axis=-1, keepdims=True)
 
 
 def fresh_rate_arrays(
@@ -82,13 +91,23 @@ def fresh_rate_arrays(
     first_progress_time: Array,
     first_progress: Array,
     min_reports: int = 1,
+    jvm_evidence: float = 1.0,
 ) -> Array:
     """hedge's progress rate, measured up to the *send* time st of the last report.
 
-    With two progress reports (p > p_fp) the JVM start-up is excluded, as in Chronos:
-    ``rate = (p - p_fp) / (st - t_fp)``; with one, ``rate = p / (st - t0)`` (t0 = launch),
-    unless ``min_reports`` = 2, which leaves such attempts without a rate (NaN): the launch
-    rate counts the JVM start-up as work and underestimates attempts that started slowly.
+    Attempts lie along the last axis and belong to one job (they are each other's peers).
+
+    - Two progress reports (p > p_fp): the JVM start-up is excluded, as in Chronos:
+      ``rate = (p - p_fp) / (st - t_fp)``. Extrapolating back gives the attempt's work
+      start ``t_fp - p_fp / rate`` and so its start-up delay.
+    - One progress report: without start-up delays the launch rate ``p / (st - t0)``
+      (t0 = launch) is right. When the peers' median start-up delay exceeds
+      ``jvm_evidence`` seconds, one report cannot separate start-up from speed, so the
+      attempt is assumed to run at the peers' median rate (its lateness still shows
+      through ``st``). Until some peer has two reports, whether start-ups matter is
+      unknown and the attempt gets no rate (NaN): it is judged a few seconds later.
+      ``min_reports`` = 2 leaves such attempts without a rate (NaN) always.
+
     Either way the rate's time span ends at st, when p was true, not at the scan time.
     NaN while p = 0 or no report arrived.
     """
@@ -98,7 +117,11 @@ def fresh_rate_arrays(
         two_reports = (gained > 0) & (since_fp > 0)
         chronos = gained / np.where(two_reports, since_fp, np.nan)
         launch = np.where(progress > 0, progress, np.nan) / (sent - start)
-    rate = np.where(two_reports, chronos, launch if min_reports < 2 else np.nan)
+        startup = first_progress_time - first_progress / chronos - start
+    peer_rate, peer_startup = _nanmedian_last(chronos), _nanmedian_last(startup)
+    single = np.where(peer_startup > jvm_evidence, peer_rate, launch)
+    single = np.where(np.isfinite(peer_startup) & (progress > 0), single, np.nan)
+    rate = np.where(two_reports, chronos, single if min_reports < 2 else np.nan)
     return np.where(rate > 0, rate, np.nan)
 
 
@@ -161,9 +184,10 @@ def rate_ect(attempts: AttemptTable, now: float) -> Array:
 
 
 def jvm_ect(attempts: AttemptTable, now: float) -> Array:
-    """:func:`jvm_arrays` on a table."""
+    """:func:`jvm_arrays` on a table (``now`` unused: the estimate is as of the report)."""
     a = attempts
-    return jvm_arrays(a.progress, a.report_sent, a.first_progress_time, a.first_progress, now)
+    return jvm_arrays(a.progress, a.report_sent, a.report_received, a.first_progress_time,
+                      a.first_progress)
 
 
 def fresh_ect(attempts: AttemptTable, now: float) -> Array:
