@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from hedge.errors import HedgeError, where
 from hedge.model import MAP
+from hedge.traces.arrays import unique_inverse
 from hedge.traces.csvio import head_bytes, line_of_row, open_text, read_table
 from hedge.traces.workload import Workload
 
@@ -81,7 +82,7 @@ def read_batch_task(path: Path, *, negative: str = "error") -> Workload:
 def _workload(job: np.ndarray, start: np.ndarray, duration: np.ndarray, censored: int,
               source: str, counts: dict[str, int]) -> Workload:
     """Group tasks by job; jobs ordered by first start, arrivals shifted to begin at 0."""
-    job_ids, inverse = np.unique(job, return_inverse=True)
+    job_ids, inverse, _ = unique_inverse(job)
     arrival = np.full(len(job_ids), np.inf)
     np.minimum.at(arrival, inverse, start)
     order = np.argsort(arrival, kind="stable")

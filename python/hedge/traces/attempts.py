@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE
+from hedge.traces.arrays import unique_inverse
 from hedge.traces.workload import Workload
 
 ATTEMPT_SCHEMA = pa.schema([
@@ -150,14 +151,15 @@ def to_workload(trace: AttemptTrace) -> Workload:
     t = trace.table
     ok = t.filter(pc.equal(t["state"], "SUCCEEDED"))
     task_key = pc.binary_join_element_wise(ok["job"], ok["task"], "\x00")
-    _, first = np.unique(np.asarray(task_key.to_numpy(zero_copy_only=False)), return_index=True)
+    _, _, first = unique_inverse(np.asarray(pc.dictionary_encode(task_key).combine_chunks()
+                                            .indices))
     ok = ok.take(pa.array(np.sort(first)))
     all_tasks = pc.count_distinct(pc.binary_join_element_wise(t["job"], t["task"], "\x00")).as_py()
 
     jobs = np.asarray(ok["job"].to_numpy(zero_copy_only=False), dtype=object)
     start = ok["start"].to_numpy()
     duration = ok["end"].to_numpy() - start
-    job_ids, job_index = np.unique(jobs, return_inverse=True)
+    job_ids, job_index, _ = unique_inverse(jobs)
     first_start = np.full(len(job_ids), np.inf)
     np.minimum.at(first_start, job_index, start)
     submit = np.array([trace.submit.get(j, np.nan) for j in job_ids], dtype=np.float64)
@@ -169,7 +171,7 @@ def to_workload(trace: AttemptTrace) -> Workload:
     rank[job_order] = np.arange(len(job_order))
     task_order = np.lexsort((ok["task"].to_numpy(zero_copy_only=False), rank[job_index]))
     nodes = np.asarray(ok["node"].to_numpy(zero_copy_only=False), dtype=object)
-    machine_names, machine = np.unique(nodes, return_inverse=True)
+    machine_names, machine, _ = unique_inverse(nodes)
     if len(machine_names) and machine_names[0] == "":  # node unknown -> machine -1
         machine_names, machine = machine_names[1:], machine - 1
     types = np.where(np.asarray(ok["type"].to_numpy(zero_copy_only=False)) == "REDUCE",

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hedge.errors import HedgeError, where
+from hedge.traces.arrays import unique
 from hedge.traces.attempts import AttemptTrace, build_table, empty_check
 from hedge.traces.csvio import line_of_row, read_table
 
@@ -100,7 +101,7 @@ def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
     kind = events["event_type"].to_numpy()
 
     submit_rows = np.flatnonzero(kind == SUBMIT)
-    submit_jobs = np.unique(job[submit_rows])
+    submit_jobs = unique(job[submit_rows])
     first_submit = np.full(len(submit_jobs), np.inf)
     np.minimum.at(first_submit, np.searchsorted(submit_jobs, job[submit_rows]),
                   time[submit_rows] / 1e6)
@@ -129,9 +130,9 @@ def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
     open_pos = started_pos[~has_end]
     finished = np.zeros(0, dtype=np.int64)
     if len(end_pos):
-        finished = np.unique(_task_codes(j, i)[end_pos[k[end_pos] == FINISH]])
-    open_tasks = np.unique(_task_codes(j, i)[open_pos])
-    censored_tasks = int(len(np.setdiff1d(open_tasks, finished)))
+        finished = unique(_task_codes(j, i)[end_pos[k[end_pos] == FINISH]])
+    open_tasks = unique(_task_codes(j, i)[open_pos])
+    censored_tasks = int(len(open_tasks) - _count_in(open_tasks, finished))
 
     jobs = pa.array(j[end_pos])
     tasks = _id_strings(jobs, pa.array(i[end_pos]))
@@ -156,6 +157,14 @@ def attempts_from_events(events: pa.Table, path: Path, line_numbers: bool = True
     table = build_table(columns, infer=False)
     return empty_check(AttemptTrace(table, str(path), submit, len(open_pos),
                                     censored_tasks, counts))
+
+
+def _count_in(values: np.ndarray, sorted_set: np.ndarray) -> int:
+    """How many of ``values`` are in ``sorted_set`` (both sorted and distinct)."""
+    if len(sorted_set) == 0:
+        return 0
+    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return int((sorted_set[pos] == values).sum())
 
 
 def _node_names(machine: np.ndarray) -> pa.Array:

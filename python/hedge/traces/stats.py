@@ -24,6 +24,7 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import REDUCE
+from hedge.traces.arrays import unique_inverse
 from hedge.traces.workload import Workload
 
 QUANTILES = (0.5, 0.9, 0.99, 1.0)
@@ -160,7 +161,7 @@ def compute(workload: Workload, threshold: float = 1.5, by_type: bool = False) -
     job, names = workload.task_job, list(workload.job_ids)
     if by_type:
         key = job * 2 + (workload.task_type == REDUCE)
-        groups, job = np.unique(key, return_inverse=True)
+        groups, job, _ = unique_inverse(key)
         names = [f"{workload.job_ids[g // 2]}:{'REDUCE' if g % 2 else 'MAP'}" for g in groups]
     n_jobs = len(names)
     n = np.bincount(job, minlength=n_jobs)
