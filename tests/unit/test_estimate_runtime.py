@@ -93,15 +93,27 @@ def test_fresh_uses_send_time_and_is_exact_at_constant_speed() -> None:
     assert ect[3] == 20
 
 
-def test_fresh_falls_back_to_launch_rate_and_is_bounded() -> None:
-    one = table(start=[0], first_progress_time=[6], first_progress=[0.6], progress=[0.6],
-                report_sent=[6], report_received=[7])
-    assert fresh_ect(one, 7.0)[0] == pytest.approx(6 + 0.4 / (0.6 / 6))  # 10
+def test_fresh_single_report_uses_peer_start_up_evidence() -> None:
+    # attempt 0 has one progress report (p = 0.6 sent at 6); attempt 1 has two.
+    def pair(peer_first_time: float) -> AttemptTable:
+        return table(start=[0, 0], first_progress_time=[6, peer_first_time],
+                     first_progress=[0.6, 0.1], progress=[0.6, 0.5], report_sent=[6, 14],
+                     report_received=[7, 14])
+
+    alone = table(start=[0], first_progress_time=[6], first_progress=[0.6], progress=[0.6],
+                  report_sent=[6], report_received=[7])
+    assert np.isnan(fresh_ect(alone, 7.0)[0])  # start-up evidence unknown yet: no rate
+    # peer: rate 0.4/8 = 0.05 since t_fp = 6, work began at 6 - 0.1/0.05 = 4 -> start-up 4 s
+    # > 1 s, so the single-report attempt is assumed to run at the peer rate
+    assert fresh_ect(pair(6.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.05)
+    # peer: rate 0.4/12 since t_fp = 2, work began at 2 - 0.1/(0.4/12) = -1 -> no start-up:
+    # the launch rate 0.6 / 6 is trusted
+    assert fresh_ect(pair(2.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.1)
     # overdue: extrapolated progress capped at 1, completion no earlier than now
-    assert fresh_progress(one, 30.0)[0] == 1.0
-    assert fresh_ect(one, 30.0)[0] == 30.0
+    assert fresh_progress(pair(2.0), 30.0)[0] == 1.0
+    assert fresh_ect(pair(2.0), 30.0)[0] == 30.0
     # progress never extrapolates below the report
-    assert fresh_progress(one, 6.0)[0] == pytest.approx(0.6)
+    assert fresh_progress(pair(2.0), 6.0)[0] == pytest.approx(0.6)
 
 
 def test_ect_does_not_depend_on_heartbeat_age_for_fresh_only() -> None:

@@ -1,0 +1,157 @@
+"""The detection-accuracy study model, its metrics, the CLI and the estimation-error study."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hedge.cli import main
+from hedge.detect import adaptive_threshold
+from hedge.detect.estimation_error import estimation_error
+from hedge.detect.study import (
+    HEARTBEAT,
+    StudyConfig,
+    detection_times,
+    observe,
+    parse_jvm_delay,
+    parse_progress,
+    rates,
+    run_study,
+    simulate,
+)
+from hedge.errors import HedgeError
+
+PUBLISHED_KEYS = {"detector", "tasks", "d_avg", "f", "starts", "latency", "fp_mean",
+                  "fp_median", "fn_mean", "fn_median"}
+
+
+def test_switch_parsing() -> None:
+    assert parse_progress("linear") == 0.0
+    assert parse_progress("noisy") == 0.3
+    assert parse_progress("noisy:0.1") == 0.1
+    assert parse_jvm_delay("1:10") == (1.0, 10.0)
+    with pytest.raises(HedgeError, match="--progress 'wobbly'"):
+        parse_progress("wobbly")
+    with pytest.raises(HedgeError, match="--jvm-delay '10:1'"):
+        parse_jvm_delay("10:1")
+
+
+def test_simulated_heartbeats_follow_the_setup() -> None:
+    cfg = StudyConfig(10, 20.0, 0.25, "skewed", "pareto")
+    hb = simulate(cfg, 30, np.random.default_rng(1))
+    duration = hb.end - hb.start
+    assert ((duration >= 15) & (duration <= 25)).all()
+    assert ((hb.start >= 15) & (hb.start <= 25)).all()  # skewed: ends of a uniform draw
+    np.testing.assert_array_equal(hb.straggler,
+                                  duration >= 1.2 * duration.mean(-1, keepdims=True))
+    regular = np.arange(hb.sent.shape[-1]) < hb.n_regular[..., None]
+    offsets = (hb.sent - hb.start[..., None])[regular]
+    steps = offsets / HEARTBEAT  # every hw from the start
+    np.testing.assert_allclose(steps, np.round(steps), atol=1e-9)
+    np.testing.assert_allclose(hb.progress[regular],
+                               (offsets / np.broadcast_to(duration[..., None],
+                                                          hb.sent.shape)[regular]))
+    end_slot = np.take_along_axis(hb.sent, hb.n_regular[..., None], -1)[..., 0]
+    np.testing.assert_allclose(end_slot, hb.end)
+    real = np.isfinite(hb.sent)
+    latency = hb.received[real] - hb.sent[real]
+    assert (latency >= 0).all() and (latency <= 2).all() and latency.mean() > 0.1
+
+
+def test_jvm_delay_holds_progress_at_zero() -> None:
+    cfg = StudyConfig(10, 20.0, 0.0, "uniform", "none", jvm_delay="7:8")
+    hb = simulate(cfg, 5, np.random.default_rng(2))
+    assert (hb.progress[..., 1] == 0).all()  # the report at 6 s: the JVM is still starting
+    assert (hb.progress[..., 2] > 0).all()
+    np.testing.assert_array_equal(hb.first_positive, 2)
+    duration = hb.end - hb.start
+    assert ((duration >= 27) & (duration <= 28)).all()
+
+
+def test_observe_sees_the_last_received_report() -> None:
+    cfg = StudyConfig(10, 20.0, 0.1, "uniform", "none")
+    hb = simulate(cfg, 2, np.random.default_rng(3))
+    view = observe(hb, np.array([[13.0], [13.0]]))
+    np.testing.assert_array_equal(view.sent, 12.0)  # all started at 0, no latency
+    np.testing.assert_allclose(view.progress, 12.0 / (hb.end - hb.start)[:, None, :])
+    np.testing.assert_array_equal(view.first_progress_time, 6.0)
+    times, valid = detection_times(hb)
+    np.testing.assert_allclose(times[:, 0], hb.end.min(-1))
+    assert (times[valid] < np.repeat(hb.end.max(-1), valid.shape[1])[valid.ravel()]).all()
+
+
+def test_rates_by_hand() -> None:
+    detected = np.array([[True, False, True, False], [False, False, False, False]])
+    straggler = np.array([[True, True, False, False], [False, False, False, False]])
+    fp, fn = rates(detected, straggler)
+    np.testing.assert_allclose(fp, [0.5, 0.0])
+    assert fn[0] == 0.5 and np.isnan(fn[1])  # no stragglers: FN undefined
+
+
+def test_homogeneous_uniform_jobs_flag_nothing() -> None:
+    rows, _ = run_study([StudyConfig(10, 10.0, 0.0, "uniform", "none")],
+                        ["score", "rate", "fresh-rate"], reps=5, seed=0)
+    for row in rows:
+        assert row["fp_mean"] == 0.0 and row["fn_mean"] is None
+
+
+def test_stale_heartbeats_fool_rate_but_not_fresh_rate() -> None:
+    cfg = StudyConfig(50, 20.0, 0.25, "skewed", "pareto")
+    rows, _ = run_study([cfg], ["rate", "fresh-rate"], reps=20, seed=4)
+    by = {r["detector"]: r for r in rows}
+    assert by["rate"]["fp_mean"] > 0.3
+    assert by["fresh-rate"]["fp_mean"] < 0.05
+    assert by["fresh-rate"]["fn_mean"] <= by["rate"]["fn_mean"] + 0.01
+
+
+def test_study_adaptive_matches_the_public_threshold() -> None:
+    progress = np.array([0.2, 0.9, 1.0, 0.5])
+    th = adaptive_threshold([10.0, 12.0, 11.0, 30.0], progress, [], [])
+    assert th == pytest.approx(1.5 + 0.5 * (progress.mean() - 0.5))
+
+
+def test_cli_writes_json_rows_with_the_issue_keys(tmp_path, capsys) -> None:
+    out = tmp_path / "rows.json"
+    code = main(["detect", "study", "--tasks", "10", "--d-avg", "10", "--repetitions", "3",
+                 "--json", str(out), "--quiet"])
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 3 * 2 * 2 * 4  # f x starts x latency x default detectors
+    assert all(set(r) == PUBLISHED_KEYS for r in rows)
+    assert {r["starts"] for r in rows} == {"uniform", "skewed"}
+    assert {r["latency"] for r in rows} == {"none", "pareto"}
+    assert "fresh-rate vs rate" in capsys.readouterr().out
+    code = main(["detect", "study", "--tasks", "10", "--d-avg", "10", "--repetitions", "2",
+                 "--progress", "noisy:0.3", "--jvm-delay", "1:10", "--detectors", "rate",
+                 "--json", str(out), "--quiet"])
+    rows = json.loads(out.read_text())
+    assert code == 0 and all(set(r) == PUBLISHED_KEYS | {"progress", "jvm_delay"} for r in rows)
+    assert rows[0]["progress"] == "noisy:0.3" and rows[0]["jvm_delay"] == "1:10"
+
+
+def test_cli_rejects_bad_options_in_one_line(capsys) -> None:
+    assert main(["detect", "study", "--detectors", "late"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown 'late'" in err
+    assert main(["detect", "study", "--jvm-delay", "x"]) == 2
+    assert "--jvm-delay 'x'" in capsys.readouterr().err
+
+
+def test_box_plots_are_written(tmp_path) -> None:
+    from hedge.detect.plots import box_plots
+
+    _, raw = run_study([StudyConfig(10, 10.0, 0.25, "uniform", "none")], ["rate", "score"],
+                       reps=4, seed=0)
+    paths = box_plots(raw, tmp_path)
+    assert [p.name for p in paths] == ["fp.png", "fn.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_jvm_aware_estimates_beat_legacy_with_start_up_delays() -> None:
+    cfg = StudyConfig(20, 50.0, 0.25, "uniform", "pareto", "linear", "1:10")
+    rows = {r.estimator: r for r in estimation_error(cfg, 10, np.random.default_rng(0))}
+    assert rows["jvm"].median_abs_error < rows["legacy"].median_abs_error
+    assert rows["fresh"].median_abs_error < rows["legacy"].median_abs_error
+    assert rows["fresh"].median_abs_error < 1e-6  # linear progress: exact from send times
