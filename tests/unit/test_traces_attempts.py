@@ -112,3 +112,15 @@ def test_infer_speculative_overlap_retry_and_late_copy():
 @pytest.mark.parametrize("name", ["hadoop_testdata/hadoop-sls/2jobs2min-rumen-jh.json", GOOGLE0])
 def test_attempt_formats_detected(name):
     assert detect(shared_file(name)) in ("rumen", "google_task_events")
+
+
+def test_sort_based_unique_helpers():
+    from hedge.traces.arrays import unique, unique_inverse
+
+    values = np.array([5, 3, 5, 1, 3])
+    assert unique(values).tolist() == [1, 3, 5]
+    uniq, inverse, first = unique_inverse(values)
+    assert uniq.tolist() == [1, 3, 5]
+    assert uniq[inverse].tolist() == values.tolist()
+    assert first.tolist() == [3, 1, 0]
+    assert unique(np.zeros(0, dtype=np.int64)).tolist() == []
