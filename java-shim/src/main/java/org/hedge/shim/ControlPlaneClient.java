@@ -1,0 +1,431 @@
+package org.hedge.shim;
+
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.net.SocketFactory;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import py4j.ClientServer;
+
+/**
+ * The shim's connection to `hedge serve`: sessions are opened through Py4J (authenticated with
+ * the shared token), scans travel over the session's data channel (docs/wire-format.md).
+ *
+ * <p>Every call is bounded by the deadline (it runs on a worker thread; on time-out the sockets
+ * are closed so the worker cannot hang). Failures open a {@link CircuitBreaker} with doubling
+ * back-off; while it is open calls return at once. The first failure after a healthy period is
+ * logged at WARN, later ones at DEBUG, the recovery at INFO: an operator sees one line per outage.
+ */
+public class ControlPlaneClient implements Closeable {
+  private static final Log LOG = LogFactory.getLog(ControlPlaneClient.class);
+
+  /** The policy or the job was refused by the server: do not ask again for this job. */
+  public static final class RefusedException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    RefusedException(String message) {
+      super(message);
+    }
+  }
+
+  /** One job's session and its data connection. */
+  static final class Session {
+    final long id;
+    final byte[] secret;
+    final int dataPort;
+    Socket socket;
+    DataInputStream in;
+    OutputStream out;
+
+    Session(long id, byte[] secret, int dataPort) {
+      this.id = id;
+      this.secret = secret;
+      this.dataPort = dataPort;
+    }
+
+    synchronized void disconnect() {
+      if (socket != null) {
+        try {
+          socket.close();
+        } catch (IOException ignored) {
+          // closing is best effort
+        }
+      }
+      socket = null;
+    }
+  }
+
+  /** The server does not know this session any more (it restarted): open a new one. */
+  static final class SessionLostException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    SessionLostException(String message) {
+      super(message);
+    }
+  }
+
+  private final String host;
+  private final int port;
+  private final String token;
+  private final int deadlineMs;
+  private final CircuitBreaker breaker;
+  private final File recordDir;
+  private final ExecutorService worker;
+  private ClientServer py4j;
+  private ControlPlane plane;
+  private volatile boolean healthy = true;
+  private int lastRejectedSeqLogged = -1;
+  private long fallbackScans;
+
+  public ControlPlaneClient(String host, int port, String token, int deadlineMs,
+      long backoffInitialMs, long backoffMaxMs, File recordDir) {
+    this.host = host;
+    this.port = port;
+    this.token = token;
+    this.deadlineMs = deadlineMs;
+    this.breaker = new CircuitBreaker(backoffInitialMs, backoffMaxMs);
+    this.recordDir = recordDir;
+    this.worker = Executors.newCachedThreadPool(new ThreadFactory() {
+      @Override
+      public Thread newThread(Runnable r) {
+        Thread t = new Thread(r, "hedge-controlplane-call");
+        t.setDaemon(true);
+        return t;
+      }
+    });
+  }
+
+  public String address() {
+    return host + ":" + port;
+  }
+
+  public boolean healthy() {
+    return healthy;
+  }
+
+  /** Scans decided without the control plane since this client was created. */
+  public long fallbackScans() {
+    return fallbackScans;
+  }
+
+  /** Record one scan decided by the fallback (counted, reported with the next answer). */
+  void countFallback() {
+    fallbackScans++;
+  }
+
+  /**
+   * Open a session; null when the control plane is unavailable now (try later).
+   *
+   * @throws RefusedException when the server answered and refused (policy, parameters, limits)
+   */
+  Session open(final String jobId, final String policy, final String params, long now)
+      throws RefusedException {
+    if (!breaker.allows(now)) {
+      return null;
+    }
+    String answer;
+    try {
+      answer = call(new Callable<String>() {
+        @Override
+        public String call() {
+          return plane().open(jobId, policy, params);
+        }
+      }, null);
+    } catch (Exception e) {
+      failed(now, "open session for " + jobId + ": " + describe(e));
+      resetPy4j();
+      return null;
+    }
+    if (answer == null || answer.startsWith("ERROR")) {
+      breaker.success();
+      throw new RefusedException(answer == null ? "empty answer" : answer.substring(5).trim());
+    }
+    String[] f = answer.trim().split(" ");
+    try {
+      if (f.length != 5 || !"OK".equals(f[0]) || Integer.parseInt(f[4]) != WireFormat.VERSION
+          || f[2].length() != 32) {
+        throw new NumberFormatException(answer);
+      }
+      Session s = new Session(Long.parseLong(f[1]), hex(f[2]), Integer.parseInt(f[3]));
+      succeeded();
+      return s;
+    } catch (NumberFormatException e) {
+      failed(now, "unexpected answer to open: " + answer);
+      return null;
+    }
+  }
+
+  /** Close a session, best effort (never blocks past the deadline). */
+  void close(final Session s) {
+    if (s == null) {
+      return;
+    }
+    s.disconnect();
+    if (plane == null) {
+      return;
+    }
+    try {
+      call(new Callable<Void>() {
+        @Override
+        public Void call() {
+          plane().close(Long.toString(s.id));
+          return null;
+        }
+      }, null);
+    } catch (Exception e) {
+      LOG.debug("hedge: closing session " + s.id + ": " + describe(e));
+    }
+  }
+
+  /**
+   * One scan round trip. Returns the decision, or null when the scan must be decided by the
+   * fallback (breaker open, unreachable, late, malformed or rejected answer).
+   *
+   * @throws SessionLostException when the server no longer knows the session
+   */
+  Decision scan(final Session s, final Scan scan, final ByteBuffer frame, String jobId, long now)
+      throws SessionLostException {
+    if (!breaker.allows(now)) {
+      return null;
+    }
+    final int nTasks = scan.nMaps + scan.nReduces;
+    Decision d;
+    try {
+      d = call(new Callable<Decision>() {
+        @Override
+        public Decision call() throws IOException {
+          return exchange(s, frame, scan.seq, nTasks);
+        }
+      }, s);
+    } catch (SessionLostException e) {
+      failed(now, e.getMessage());
+      throw e;
+    } catch (Exception e) {
+      s.disconnect();
+      failed(now, "scan " + scan.seq + " of " + jobId + ": " + describe(e));
+      return null;
+    }
+    record(jobId, scan.seq, frame, d);
+    succeeded();
+    if (d.status != Decision.STATUS_OK) {
+      if (lastRejectedSeqLogged < 0) {
+        LOG.warn("hedge: control plane rejected scan " + scan.seq + " of " + jobId + ": "
+            + d.message + " (this scan uses Hadoop-default speculation)");
+      } else {
+        LOG.debug("hedge: rejected scan " + scan.seq + ": " + d.message);
+      }
+      lastRejectedSeqLogged = scan.seq;
+      return null;
+    }
+    return d;
+  }
+
+  private Decision exchange(Session s, ByteBuffer frame, int seq, int nTasks) throws IOException {
+    synchronized (s) {
+      if (s.socket == null) {
+        connectData(s);
+      }
+      s.out.write(frame.array(), frame.arrayOffset(), frame.limit());
+      s.out.flush();
+      byte[] head = new byte[WireFormat.RESPONSE_HEADER];
+      s.in.readFully(head);
+      int length = WireFormat.bodyLength(ByteBuffer.wrap(head));
+      byte[] body = new byte[length];
+      s.in.readFully(body);
+      return WireFormat.decode(ByteBuffer.wrap(head), ByteBuffer.wrap(body), seq, nTasks);
+    }
+  }
+
+  private void connectData(Session s) throws IOException {
+    Socket socket = new Socket();
+    socket.setTcpNoDelay(true);
+    socket.setSoTimeout(deadlineMs);
+    socket.connect(new InetSocketAddress(host, s.dataPort), deadlineMs);
+    OutputStream out = socket.getOutputStream();
+    DataInputStream in = new DataInputStream(socket.getInputStream());
+    out.write(WireFormat.hello(s.id, s.secret));
+    out.flush();
+    byte[] reply = new byte[8];
+    in.readFully(reply);
+    ByteBuffer r = ByteBuffer.wrap(reply).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    if (r.get(0) != 'H' || r.get(3) != 'A') {
+      socket.close();
+      throw new IOException("bad handshake reply");
+    }
+    if (r.getInt(4) != 0) {
+      socket.close();
+      throw new SessionLostException("control plane does not know session " + s.id);
+    }
+    s.socket = socket;
+    s.in = in;
+    s.out = out;
+  }
+
+  /** Run one call on a worker under the deadline; on time-out close what it may block on. */
+  private <T> T call(Callable<T> task, Session session) throws Exception {
+    Future<T> future = worker.submit(task);
+    try {
+      return future.get(deadlineMs, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      future.cancel(true);
+      if (session != null) {
+        session.disconnect();
+      } else {
+        resetPy4j();
+      }
+      throw new TimeoutException("no answer within the " + deadlineMs + " ms deadline");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof Exception ? (Exception) cause : e;
+    }
+  }
+
+  private synchronized ControlPlane plane() {
+    if (plane == null) {
+      InetAddress address;
+      try {
+        address = InetAddress.getByName(host);
+      } catch (IOException e) {
+        throw new IllegalStateException("unknown control plane host " + host, e);
+      }
+      py4j = new ClientServer.ClientServerBuilder()
+          .autoStartJavaServer(false)
+          .pythonAddress(address)
+          .pythonPort(port)
+          .authToken(token)
+          .connectTimeout(deadlineMs)
+          .readTimeout(deadlineMs)
+          .socketFactory(new NoDelaySocketFactory())
+          .build();
+      plane = (ControlPlane) py4j.getPythonServerEntryPoint(new Class[] {ControlPlane.class});
+    }
+    return plane;
+  }
+
+  private synchronized void resetPy4j() {
+    if (py4j != null) {
+      try {
+        py4j.shutdown();
+      } catch (RuntimeException e) {
+        LOG.debug("hedge: py4j shutdown: " + e);
+      }
+    }
+    py4j = null;
+    plane = null;
+  }
+
+  private void failed(long now, String reason) {
+    breaker.failure(now);
+    if (healthy) {
+      healthy = false;
+      LOG.warn("hedge: control plane " + address() + " unavailable (" + reason + "); using "
+          + "Hadoop-default speculation until it is back (retry in "
+          + (breaker.openUntil() - now) + " ms, backing off)");
+    } else {
+      LOG.debug("hedge: control plane still unavailable: " + reason);
+    }
+  }
+
+  private void succeeded() {
+    breaker.success();
+    if (!healthy) {
+      healthy = true;
+      LOG.info("hedge: control plane " + address() + " is back; " + fallbackScans
+          + " scans were decided by the fallback so far");
+    }
+  }
+
+  private void record(String jobId, int seq, ByteBuffer frame, Decision d) {
+    if (recordDir == null) {
+      return;
+    }
+    File file = new File(recordDir, jobId + "-" + seq + ".req");
+    try (FileOutputStream out = new FileOutputStream(file)) {
+      out.write(frame.array(), frame.arrayOffset(), frame.limit());
+    } catch (IOException e) {
+      LOG.debug("hedge: cannot record " + file + ": " + e);
+    }
+    File answer = new File(recordDir, jobId + "-" + seq + ".resp");
+    try (FileOutputStream out = new FileOutputStream(answer)) {
+      StringBuilder sb = new StringBuilder();
+      sb.append("status=").append(d.status).append('\n');
+      sb.append("tasks=").append(java.util.Arrays.toString(d.specTask)).append('\n');
+      sb.append("copies=").append(java.util.Arrays.toString(d.specCopies)).append('\n');
+      sb.append("kills=").append(java.util.Arrays.toString(d.killAttempt)).append('\n');
+      out.write(sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      LOG.debug("hedge: cannot record " + answer + ": " + e);
+    }
+  }
+
+  private static String describe(Throwable e) {
+    return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+  }
+
+  private static byte[] hex(String text) {
+    byte[] out = new byte[text.length() / 2];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (byte) Integer.parseInt(text.substring(2 * i, 2 * i + 2), 16);
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    resetPy4j();
+    worker.shutdownNow();
+  }
+
+  /** Sockets with TCP_NODELAY: small Py4J commands are not held back by Nagle's algorithm. */
+  static final class NoDelaySocketFactory extends SocketFactory {
+    private final SocketFactory base = SocketFactory.getDefault();
+
+    private static Socket noDelay(Socket s) throws IOException {
+      s.setTcpNoDelay(true);
+      return s;
+    }
+
+    @Override
+    public Socket createSocket() throws IOException {
+      return noDelay(base.createSocket());
+    }
+
+    @Override
+    public Socket createSocket(String h, int p) throws IOException {
+      return noDelay(base.createSocket(h, p));
+    }
+
+    @Override
+    public Socket createSocket(String h, int p, InetAddress la, int lp) throws IOException {
+      return noDelay(base.createSocket(h, p, la, lp));
+    }
+
+    @Override
+    public Socket createSocket(InetAddress a, int p) throws IOException {
+      return noDelay(base.createSocket(a, p));
+    }
+
+    @Override
+    public Socket createSocket(InetAddress a, int p, InetAddress la, int lp) throws IOException {
+      return noDelay(base.createSocket(a, p, la, lp));
+    }
+  }
+}

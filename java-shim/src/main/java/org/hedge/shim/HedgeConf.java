@@ -1,0 +1,38 @@
+package org.hedge.shim;
+
+/** Configuration keys the shim reads (mapred-site.xml or the job's configuration). */
+public final class HedgeConf {
+  /** host:port of `hedge serve` (its Py4J endpoint). Unset: Hadoop-default speculation only. */
+  public static final String ADDRESS = "hedge.controlplane.address";
+  /** File holding the shared auth token (same file `hedge serve --token-file` reads). */
+  public static final String TOKEN_FILE = "hedge.controlplane.token.file";
+  /** Per-call deadline: a scan answered later than this is decided by the fallback. */
+  public static final String DEADLINE_MS = "hedge.controlplane.deadline.ms";
+  public static final int DEFAULT_DEADLINE_MS = 200;
+  /** Back-off after a failure (doubles up to the maximum) before the control plane is retried. */
+  public static final String BACKOFF_INITIAL_MS = "hedge.controlplane.backoff.initial.ms";
+  public static final long DEFAULT_BACKOFF_INITIAL_MS = 1000;
+  public static final String BACKOFF_MAX_MS = "hedge.controlplane.backoff.max.ms";
+  public static final long DEFAULT_BACKOFF_MAX_MS = 30000;
+  /** Policy name (`hedge policies`); empty: the server's default. Parameters: hedge.FAMILY.*. */
+  public static final String POLICY = "hedge.policy";
+  /** Job deadline in milliseconds after the job start (QoS for deadline-aware policies). */
+  public static final String JOB_DEADLINE_MS = "hedge.deadline.ms";
+  /** Default period between scans when the policy does not ask for another delay. */
+  public static final String SCAN_INTERVAL_MS = "hedge.scan.interval.ms";
+  public static final long DEFAULT_SCAN_INTERVAL_MS = 1000;
+  /** Apply Hadoop's mapreduce.job.speculative.* caps to the policy's copies (default true). */
+  public static final String ENFORCE_CAPS = "hedge.caps.enforce";
+  /** Run the periodic scan thread (harnesses turn it off and call scanOnce()). */
+  public static final String BACKGROUND_SCANS = "hedge.speculator.background";
+  /** Directory where every request/response frame is written (debugging, replay tests). */
+  public static final String RECORD_DIR = "hedge.debug.record.dir";
+
+  private HedgeConf() {}
+
+  /** The configuration prefix of a policy's parameters: chronos-restart -> "hedge.chronos.". */
+  public static String paramPrefix(String policy) {
+    int dash = policy.indexOf('-');
+    return "hedge." + (dash < 0 ? policy : policy.substring(0, dash)) + ".";
+  }
+}

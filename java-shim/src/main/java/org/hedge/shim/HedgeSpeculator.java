@@ -1,0 +1,460 @@
+package org.hedge.shim;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.v2.api.records.JobId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskId;
+import org.apache.hadoop.mapreduce.v2.app.AppContext;
+import org.apache.hadoop.mapreduce.v2.app.job.Job;
+import org.apache.hadoop.mapreduce.v2.app.job.Task;
+import org.apache.hadoop.mapreduce.v2.app.job.TaskAttempt;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptEvent;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptEventType;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptStatusUpdateEvent.TaskAttemptStatus;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskEvent;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskEventType;
+import org.apache.hadoop.mapreduce.v2.app.speculate.LegacyTaskRuntimeEstimator;
+import org.apache.hadoop.mapreduce.v2.app.speculate.Speculator;
+import org.apache.hadoop.mapreduce.v2.app.speculate.SpeculatorEvent;
+import org.apache.hadoop.mapreduce.v2.app.speculate.TaskRuntimeEstimator;
+import org.apache.hadoop.service.AbstractService;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.event.EventHandler;
+import org.apache.hadoop.yarn.util.Clock;
+
+/**
+ * hedge's speculator for the MapReduce ApplicationMaster
+ * (yarn.app.mapreduce.am.job.speculator.class = org.hedge.shim.HedgeSpeculator).
+ *
+ * <p>It keeps what SpeculatorEvents tell about each attempt ({@link JobTracker}), and every scan
+ * (default 1 s) sends one snapshot per job to the control plane and applies the answer:
+ * T_ADD_SPEC_ATTEMPT once per requested copy, TA_KILL per retired attempt, within Hadoop's
+ * mapreduce.job.speculative.* caps (unless hedge.caps.enforce=false). When the control plane is
+ * unconfigured, unreachable, late, or answers something invalid, that scan is decided by
+ * {@link HadoopDefaultFallback} on the configured runtime estimator, so a job never waits on hedge
+ * and never fails because of it.
+ */
+public class HedgeSpeculator extends AbstractService implements Speculator {
+  private static final Log LOG = LogFactory.getLog(HedgeSpeculator.class);
+
+  private final AppContext context;
+  private final Clock clock;
+  private final TaskRuntimeEstimator estimator;
+  private final EventHandler<?> eventHandler;
+  private final ControlPlaneClient client;
+  private final ConcurrentMap<JobId, JobTracker> jobs = new ConcurrentHashMap<>();
+  private final String policy;
+  private final String policyParams;
+  private final long jobDeadlineMs;
+  private final long scanIntervalMs;
+  private final long retryAfterSpeculateMs;
+  private final boolean enforceCaps;
+  private final boolean mapSpeculation;
+  private final boolean reduceSpeculation;
+  private final boolean background;
+  private final double capRunning;
+  private final double capTotal;
+  private final int capMinimum;
+  private volatile boolean stopped;
+  private Thread scanThread;
+  private ByteBuffer frameBuffer;
+  private long copiesSent;
+  private long killsSent;
+  private long fallbackCopies;
+
+  public HedgeSpeculator(Configuration conf, AppContext context) {
+    this(conf, context, context.getClock());
+  }
+
+  public HedgeSpeculator(Configuration conf, AppContext context, Clock clock) {
+    this(conf, context, clock, createEstimator(conf, context), createClient(conf));
+  }
+
+  /** For harnesses: explicit estimator and client (null client: fallback only). */
+  public HedgeSpeculator(Configuration conf, AppContext context, Clock clock,
+      TaskRuntimeEstimator estimator, ControlPlaneClient client) {
+    super(HedgeSpeculator.class.getName());
+    this.context = context;
+    this.clock = clock;
+    this.estimator = estimator;
+    this.eventHandler = context.getEventHandler();
+    this.client = client;
+    this.policy = conf.getTrimmed(HedgeConf.POLICY, "");
+    this.policyParams = paramsOf(conf, policy);
+    this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
+    this.scanIntervalMs = Math.max(10, conf.getLong(HedgeConf.SCAN_INTERVAL_MS,
+        HedgeConf.DEFAULT_SCAN_INTERVAL_MS));
+    this.retryAfterSpeculateMs = conf.getLong(MRJobConfig.SPECULATIVE_RETRY_AFTER_SPECULATE,
+        MRJobConfig.DEFAULT_SPECULATIVE_RETRY_AFTER_SPECULATE);
+    this.enforceCaps = conf.getBoolean(HedgeConf.ENFORCE_CAPS, true);
+    this.mapSpeculation = conf.getBoolean(MRJobConfig.MAP_SPECULATIVE, true);
+    this.reduceSpeculation = conf.getBoolean(MRJobConfig.REDUCE_SPECULATIVE, true);
+    this.background = conf.getBoolean(HedgeConf.BACKGROUND_SCANS, true);
+    this.capRunning = conf.getDouble(MRJobConfig.SPECULATIVECAP_RUNNING_TASKS,
+        MRJobConfig.DEFAULT_SPECULATIVECAP_RUNNING_TASKS);
+    this.capTotal = conf.getDouble(MRJobConfig.SPECULATIVECAP_TOTAL_TASKS,
+        MRJobConfig.DEFAULT_SPECULATIVECAP_TOTAL_TASKS);
+    this.capMinimum = conf.getInt(MRJobConfig.SPECULATIVE_MINIMUM_ALLOWED_TASKS,
+        MRJobConfig.DEFAULT_SPECULATIVE_MINIMUM_ALLOWED_TASKS);
+    LOG.info("hedge: speculator for " + context.getApplicationID() + ", control plane "
+        + (client == null ? "none (Hadoop-default speculation)" : client.address())
+        + ", policy " + (policy.isEmpty() ? "(server default)" : policy)
+        + ", estimator " + estimator.getClass().getName());
+  }
+
+  /** The estimator Hadoop would build: yarn.app.mapreduce.am.job.task.estimator.class. */
+  static TaskRuntimeEstimator createEstimator(Configuration conf, AppContext context) {
+    TaskRuntimeEstimator estimator;
+    try {
+      Class<? extends TaskRuntimeEstimator> cls = conf.getClass(MRJobConfig.MR_AM_TASK_ESTIMATOR,
+          LegacyTaskRuntimeEstimator.class, TaskRuntimeEstimator.class);
+      estimator = cls.getConstructor().newInstance();
+    } catch (Exception | LinkageError e) {
+      LOG.error("hedge: cannot build the configured task estimator (" + e
+          + "); using LegacyTaskRuntimeEstimator");
+      estimator = new LegacyTaskRuntimeEstimator();
+    }
+    estimator.contextualize(conf, context);
+    return estimator;
+  }
+
+  /** The control-plane client, or null (logged) when hedge is not configured usably. */
+  static ControlPlaneClient createClient(Configuration conf) {
+    String address = conf.getTrimmed(HedgeConf.ADDRESS, "");
+    if (address.isEmpty()) {
+      LOG.warn("hedge: " + HedgeConf.ADDRESS + " is not set; Hadoop-default speculation only");
+      return null;
+    }
+    int colon = address.lastIndexOf(':');
+    String tokenFile = conf.getTrimmed(HedgeConf.TOKEN_FILE, "");
+    try {
+      if (colon <= 0) {
+        throw new IllegalArgumentException(HedgeConf.ADDRESS + " = " + address
+            + ": expected host:port");
+      }
+      int port = Integer.parseInt(address.substring(colon + 1));
+      if (tokenFile.isEmpty()) {
+        throw new IllegalArgumentException(HedgeConf.TOKEN_FILE + " is not set");
+      }
+      String token = new String(Files.readAllBytes(new File(tokenFile).toPath()),
+          StandardCharsets.UTF_8).trim();
+      String record = conf.getTrimmed(HedgeConf.RECORD_DIR, "");
+      return new ControlPlaneClient(address.substring(0, colon), port, token,
+          conf.getInt(HedgeConf.DEADLINE_MS, HedgeConf.DEFAULT_DEADLINE_MS),
+          conf.getLong(HedgeConf.BACKOFF_INITIAL_MS, HedgeConf.DEFAULT_BACKOFF_INITIAL_MS),
+          conf.getLong(HedgeConf.BACKOFF_MAX_MS, HedgeConf.DEFAULT_BACKOFF_MAX_MS),
+          record.isEmpty() ? null : new File(record));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("hedge: control plane not usable (" + e.getMessage() + "); Hadoop-default "
+          + "speculation only");
+      return null;
+    }
+  }
+
+  /** The job's hedge.FAMILY.* entries as key=value lines, prefix stripped. */
+  static String paramsOf(Configuration conf, String policy) {
+    if (policy.isEmpty()) {
+      return "";
+    }
+    String prefix = HedgeConf.paramPrefix(policy);
+    StringBuilder sb = new StringBuilder();
+    for (Map.Entry<String, String> e : conf) {
+      String key = e.getKey();
+      if (key.startsWith(prefix) && key.length() > prefix.length()) {
+        sb.append(key.substring(prefix.length())).append('=')
+            .append(conf.getTrimmed(key)).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  @Override
+  protected void serviceStart() throws Exception {
+    if (background) {
+      scanThread = new Thread(new Runnable() {
+        @Override
+        public void run() {
+          scanLoop();
+        }
+      }, "hedge-speculator");
+      scanThread.setDaemon(true);
+      scanThread.start();
+    }
+    super.serviceStart();
+  }
+
+  @Override
+  protected void serviceStop() throws Exception {
+    stopped = true;
+    if (scanThread != null) {
+      scanThread.interrupt();
+    }
+    if (client != null) {
+      for (JobTracker job : jobs.values()) {
+        client.close(job.session);
+      }
+      client.close();
+    }
+    LOG.info("hedge: speculator stopped; copies " + copiesSent + " (fallback " + fallbackCopies
+        + "), kills " + killsSent);
+    super.serviceStop();
+  }
+
+  private void scanLoop() {
+    while (!stopped && !Thread.currentThread().isInterrupted()) {
+      long delay;
+      try {
+        delay = scanOnce();
+      } catch (RuntimeException e) {
+        LOG.error("hedge: scan failed (speculation continues next scan)", e);
+        delay = scanIntervalMs;
+      }
+      try {
+        Thread.sleep(Math.max(10, delay));
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  // ---- events -------------------------------------------------------------------------------
+
+  @Override
+  public void handle(SpeculatorEvent event) {
+    try {
+      switch (event.getType()) {
+        case JOB_CREATE:
+          estimator.contextualize(getConfig() == null ? new Configuration() : getConfig(),
+              context);
+          tracker(event.getJobID(), event.getTimestamp());
+          break;
+        case ATTEMPT_START:
+          TaskAttemptStatus started = event.getReportedStatus();
+          estimator.enrollAttempt(started, event.getTimestamp());
+          tracker(started.id.getTaskId().getJobId(), -1).started(started.id,
+              event.getTimestamp());
+          break;
+        case ATTEMPT_STATUS_UPDATE:
+          statusUpdate(event.getReportedStatus(), event.getTimestamp());
+          break;
+        case TASK_CONTAINER_NEED_UPDATE:
+          TaskId task = event.getTaskID();
+          tracker(task.getJobId(), -1).containerNeed(task, event.containersNeededChange());
+          break;
+        default:
+          break;
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("hedge: ignoring speculator event " + event.getType() + ": " + e);
+    }
+  }
+
+  @Override
+  public void handleAttempt(TaskAttemptStatus status) {
+    statusUpdate(status, clock.getTime());
+  }
+
+  private void statusUpdate(TaskAttemptStatus status, long timestamp) {
+    estimator.updateAttempt(status, timestamp);
+    tracker(status.id.getTaskId().getJobId(), -1).update(status, timestamp);
+  }
+
+  private JobTracker tracker(JobId id, long createdMs) {
+    JobTracker t = jobs.get(id);
+    if (t == null) {
+      long start = createdMs >= 0 ? createdMs : context.getStartTime();
+      JobTracker fresh = new JobTracker(id, start > 0 ? start : clock.getTime());
+      t = jobs.putIfAbsent(id, fresh);
+      if (t == null) {
+        t = fresh;
+      }
+    }
+    return t;
+  }
+
+  // ---- scans --------------------------------------------------------------------------------
+
+  /** Scan every job that is due; returns milliseconds until the next scan is due. */
+  public long scanOnce() {
+    long now = clock.getTime();
+    long next = now + scanIntervalMs;
+    for (JobTracker job : jobs.values()) {
+      if (job.nextScanAt <= now) {
+        job.nextScanAt = now + scan(job, now);
+      }
+      next = Math.min(next, job.nextScanAt);
+    }
+    return Math.max(0, next - now);
+  }
+
+  /** One scan of one job; returns the delay until its next scan. */
+  long scan(JobTracker job, long now) {
+    Job j = context.getJob(job.jobId);
+    if (j == null) {
+      return scanIntervalMs;
+    }
+    int nMaps = j.getTotalMaps();
+    int nReduces = j.getTotalReduces();
+    Decision d = null;
+    if (client != null && job.refusal == null) {
+      d = askControlPlane(job, j, nMaps, nReduces, now);
+    }
+    if (d != null) {
+      job.fallbacksSinceAnswer = 0;
+      apply(job, j, d, nMaps);
+      return d.nextScanMs < 0 || d.nextScanMs == Integer.MAX_VALUE ? scanIntervalMs
+          : Math.max(10, d.nextScanMs);
+    }
+    job.fallbacksSinceAnswer++;
+    if (client != null) {
+      client.countFallback();
+    }
+    if (now >= job.fallbackQuietUntil) {
+      int copies = 0;
+      for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now, mapSpeculation,
+          reduceSpeculation)) {
+        if (copy(job, t)) {
+          copies++;
+          fallbackCopies++;
+        }
+      }
+      if (copies > 0) {
+        job.fallbackQuietUntil = now + retryAfterSpeculateMs;
+      }
+    }
+    return scanIntervalMs;
+  }
+
+  private Decision askControlPlane(JobTracker job, Job j, int nMaps, int nReduces, long now) {
+    if (job.session == null) {
+      try {
+        job.session = client.open(job.jobId.toString(), policy, policyParams, now);
+      } catch (ControlPlaneClient.RefusedException e) {
+        job.refusal = e.getMessage();
+        LOG.warn("hedge: control plane refused job " + job.jobId + ": " + e.getMessage()
+            + "; this job uses Hadoop-default speculation");
+        return null;
+      }
+      if (job.session == null) {
+        return null;
+      }
+      job.nodesAcked = 0;
+    }
+    Scan scan = job.snapshot(now, nMaps, nReduces, resolver(j));
+    scan.seq = ++job.seq;
+    scan.fallbacks = job.fallbacksSinceAnswer;
+    scan.deadlineMs = jobDeadlineMs >= 0 ? job.jobStartMs + jobDeadlineMs : -1;
+    frameBuffer = WireFormat.encode(scan, frameBuffer);
+    try {
+      Decision d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
+      if (d != null) {
+        job.nodesAcknowledged(scan);
+      }
+      return d;
+    } catch (ControlPlaneClient.SessionLostException e) {
+      job.session = null; // reopened at the next allowed scan
+      return null;
+    }
+  }
+
+  private JobTracker.NodeResolver resolver(final Job j) {
+    return new JobTracker.NodeResolver() {
+      @Override
+      public String host(TaskAttemptId id) {
+        try {
+          Task task = j.getTask(id.getTaskId());
+          TaskAttempt attempt = task == null ? null : task.getAttempt(id);
+          NodeId node = attempt == null ? null : attempt.getNodeId();
+          return node == null ? null : node.getHost();
+        } catch (RuntimeException e) {
+          return null;
+        }
+      }
+    };
+  }
+
+  /** Hadoop's cap on concurrently speculating attempts of one job. */
+  int allowedSpeculations(JobTracker job, int totalTasks) {
+    return (int) Math.max(capMinimum, Math.max(capTotal * totalTasks,
+        capRunning * job.runningTasks()));
+  }
+
+  private void apply(JobTracker job, Job j, Decision d, int nMaps) {
+    List<JobTracker.Task> targets = new ArrayList<>();
+    for (int i = 0; i < d.specTask.length; i++) {
+      int index = d.specTask[i];
+      boolean map = index < nMaps;
+      TaskId id = org.apache.hadoop.mapreduce.v2.util.MRBuilderUtils.newTaskId(job.jobId,
+          map ? index : index - nMaps, map ? org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP
+              : org.apache.hadoop.mapreduce.v2.api.records.TaskType.REDUCE);
+      JobTracker.Task t;
+      synchronized (job) {
+        t = job.tasks.get(id);
+      }
+      if (t == null || t.done || (map ? !mapSpeculation : !reduceSpeculation)) {
+        continue;
+      }
+      for (int c = 0; c < d.specCopies[i]; c++) {
+        targets.add(t);
+      }
+    }
+    for (JobTracker.Task t : targets) {
+      if (!copy(job, t)) {
+        break;
+      }
+    }
+    for (int key : d.killAttempt) {
+      JobTracker.Attempt a = job.byKey(key);
+      if (a != null && a.task.running > 1) { // never kill a task's last running attempt
+        dispatch(new TaskAttemptEvent(a.id, TaskAttemptEventType.TA_KILL));
+        killsSent++;
+      }
+    }
+  }
+
+  /** Send one T_ADD_SPEC_ATTEMPT if the cap allows; false when the cap is reached. */
+  private boolean copy(JobTracker job, JobTracker.Task t) {
+    Job j = context.getJob(job.jobId);
+    int total = j == null ? 0 : j.getTotalMaps() + j.getTotalReduces();
+    if (enforceCaps && job.speculating() >= allowedSpeculations(job, total)) {
+      return false;
+    }
+    job.copyRequested(t);
+    dispatch(new TaskEvent(t.id, TaskEventType.T_ADD_SPEC_ATTEMPT));
+    copiesSent++;
+    return true;
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void dispatch(org.apache.hadoop.yarn.event.Event event) {
+    ((EventHandler) eventHandler).handle(event);
+  }
+
+  /** Copies sent so far (control plane and fallback). */
+  public long copiesSent() {
+    return copiesSent;
+  }
+
+  public long fallbackCopies() {
+    return fallbackCopies;
+  }
+
+  /** True while the control plane answers (false: this AM is on the fallback). */
+  public boolean controlPlaneHealthy() {
+    return client != null && client.healthy();
+  }
+}

@@ -1,0 +1,332 @@
+package org.hedge.shim;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.hadoop.mapreduce.Counter;
+import org.apache.hadoop.mapreduce.Counters;
+import org.apache.hadoop.mapreduce.TaskCounter;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter;
+import org.apache.hadoop.mapreduce.v2.api.records.JobId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptState;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskType;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptStatusUpdateEvent.TaskAttemptStatus;
+
+/**
+ * What the AM has observed about one job, built from SpeculatorEvents: every live attempt's
+ * last report, its first-progress report, its node; completed run times; copies requested but
+ * not started. Thread-safe (events arrive on the dispatcher thread, scans run on their own).
+ */
+final class JobTracker {
+  /** AttemptState codes of hedge.model.AttemptState. */
+  static final byte RUNNING = 1;
+
+  /** One live attempt. */
+  static final class Attempt {
+    final TaskAttemptId id;
+    final int key;
+    final Task task;
+    long startMs = -1;
+    long firstProgressMs = -1;
+    float firstProgress;
+    float progress;
+    long reportMs = -1;
+    double bytesProcessed = Double.NaN;
+    boolean speculative;
+    int node = -2; // -2: not looked up yet, -1: unknown
+
+    Attempt(TaskAttemptId id, int key, Task task) {
+      this.id = id;
+      this.key = key;
+      this.task = task;
+    }
+  }
+
+  /** One task's bookkeeping. */
+  static final class Task {
+    final TaskId id;
+    int running;
+    int pendingCopies;
+    int containersNeeded;
+    boolean done;
+
+    Task(TaskId id) {
+      this.id = id;
+    }
+
+    boolean isMap() {
+      return id.getTaskType() == TaskType.MAP;
+    }
+  }
+
+  /** Looks an attempt's host up in the AppContext (null when unknown). */
+  interface NodeResolver {
+    String host(TaskAttemptId id);
+  }
+
+  final JobId jobId;
+  final long jobStartMs;
+  final Map<TaskAttemptId, Attempt> live = new LinkedHashMap<>();
+  final Map<TaskId, Task> tasks = new HashMap<>();
+  private final Map<Integer, Attempt> byKey = new HashMap<>();
+  private final List<Float> doneMaps = new ArrayList<>();
+  private final List<Float> doneReduces = new ArrayList<>();
+  private final List<String> nodes = new ArrayList<>();
+  private final Map<String, Integer> nodeIndex = new HashMap<>();
+  private int nextKey;
+
+  // control-plane conversation state (scan thread only)
+  ControlPlaneClient.Session session;
+  String refusal;
+  int nodesAcked;
+  int seq;
+  int fallbacksSinceAnswer;
+  long nextScanAt;
+  long fallbackQuietUntil;
+
+  JobTracker(JobId jobId, long jobStartMs) {
+    this.jobId = jobId;
+    this.jobStartMs = jobStartMs;
+  }
+
+  private Task task(TaskId id) {
+    Task t = tasks.get(id);
+    if (t == null) {
+      t = new Task(id);
+      tasks.put(id, t);
+    }
+    return t;
+  }
+
+  private Attempt attempt(TaskAttemptId id) {
+    Attempt a = live.get(id);
+    if (a == null) {
+      a = new Attempt(id, nextKey++, task(id.getTaskId()));
+      live.put(id, a);
+      byKey.put(a.key, a);
+    }
+    return a;
+  }
+
+  /** ATTEMPT_START: the container launched at time ms. */
+  synchronized void started(TaskAttemptId id, long ms) {
+    Task t = task(id.getTaskId());
+    if (t.done || live.containsKey(id)) {
+      return;
+    }
+    Attempt a = attempt(id);
+    a.startMs = ms;
+    a.speculative = t.running > 0 || t.pendingCopies > 0;
+    if (t.pendingCopies > 0) {
+      t.pendingCopies--;
+    }
+    t.running++;
+  }
+
+  /** ATTEMPT_STATUS_UPDATE received at time ms. */
+  synchronized void update(TaskAttemptStatus status, long ms) {
+    TaskAttemptState state = status.taskState;
+    Task t = task(status.id.getTaskId());
+    if (t.done) {
+      return;
+    }
+    if (!live.containsKey(status.id)) {
+      if (state != TaskAttemptState.RUNNING) {
+        return;
+      }
+      started(status.id, ms); // the start event was missed: start at first sight
+    }
+    Attempt a = live.get(status.id);
+    float p = Math.max(0f, Math.min(1f, status.progress));
+    if (state == TaskAttemptState.RUNNING || state == TaskAttemptState.COMMIT_PENDING
+        || state == TaskAttemptState.SUCCEEDED) {
+      if (ms >= a.reportMs) {
+        a.progress = Math.max(a.progress, p);
+        a.reportMs = ms;
+        if (a.firstProgressMs < 0 && p > 0) {
+          a.firstProgressMs = ms;
+          a.firstProgress = p;
+        }
+        double bytes = bytesOf(status.counters, t.isMap());
+        if (!Double.isNaN(bytes)) {
+          a.bytesProcessed = bytes;
+        }
+      }
+    }
+    if (state == TaskAttemptState.SUCCEEDED) {
+      (t.isMap() ? doneMaps : doneReduces).add((ms - a.startMs) / 1000f);
+      finishTask(t);
+    } else if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED) {
+      remove(a);
+    }
+  }
+
+  /** TASK_CONTAINER_NEED_UPDATE. */
+  synchronized void containerNeed(TaskId id, int delta) {
+    Task t = task(id);
+    t.containersNeeded = Math.max(0, t.containersNeeded + delta);
+  }
+
+  /** A copy was requested for this task (T_ADD_SPEC_ATTEMPT sent). */
+  synchronized void copyRequested(Task t) {
+    t.pendingCopies++;
+  }
+
+  private void finishTask(Task t) {
+    t.done = true;
+    Iterator<Attempt> it = live.values().iterator();
+    while (it.hasNext()) {
+      Attempt a = it.next();
+      if (a.task == t) {
+        it.remove();
+        byKey.remove(a.key);
+      }
+    }
+    t.running = 0;
+    t.pendingCopies = 0;
+  }
+
+  private void remove(Attempt a) {
+    live.remove(a.id);
+    byKey.remove(a.key);
+    a.task.running = Math.max(0, a.task.running - 1);
+  }
+
+  synchronized Attempt byKey(int key) {
+    return byKey.get(key);
+  }
+
+  /** Running speculative attempts plus copies requested and not started (Hadoop's cap count). */
+  synchronized int speculating() {
+    int n = 0;
+    for (Attempt a : live.values()) {
+      if (a.speculative) {
+        n++;
+      }
+    }
+    for (Task t : tasks.values()) {
+      n += t.pendingCopies;
+    }
+    return n;
+  }
+
+  /** Tasks with at least one running attempt. */
+  synchronized int runningTasks() {
+    int n = 0;
+    for (Task t : tasks.values()) {
+      if (t.running > 0 && !t.done) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The scan to send: every live attempt, completed run times, node names not yet acked. */
+  synchronized Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
+    Scan s = new Scan(live.size());
+    s.nowMs = nowMs;
+    s.jobStartMs = jobStartMs;
+    s.nMaps = nMaps;
+    s.nReduces = nReduces;
+    int i = 0;
+    for (Attempt a : live.values()) {
+      if (a.node == -2) {
+        String host = resolver == null ? null : resolver.host(a.id);
+        a.node = host == null ? -1 : nodeIndex(host);
+      }
+      TaskId tid = a.id.getTaskId();
+      boolean map = tid.getTaskType() == TaskType.MAP;
+      s.task[i] = map ? tid.getId() : nMaps + tid.getId();
+      s.attempt[i] = a.key;
+      s.node[i] = a.node;
+      s.start[i] = rel(a.startMs);
+      s.firstProgressTime[i] = rel(a.firstProgressMs);
+      s.report[i] = rel(a.reportMs);
+      s.firstProgress[i] = a.firstProgressMs < 0 ? 0f : a.firstProgress;
+      s.progress[i] = a.progress;
+      s.bytesProcessed[i] = a.bytesProcessed;
+      s.inputBytes[i] = Double.NaN;
+      s.taskType[i] = (byte) (map ? 0 : 1);
+      s.state[i] = RUNNING;
+      s.speculative[i] = (byte) (a.speculative ? 1 : 0);
+      i++;
+    }
+    s.doneMapRuntimes = floats(doneMaps);
+    s.doneReduceRuntimes = floats(doneReduces);
+    s.nodeBase = Math.min(nodesAcked, nodes.size());
+    StringBuilder names = new StringBuilder();
+    for (int k = s.nodeBase; k < nodes.size(); k++) {
+      if (k > s.nodeBase) {
+        names.append('\n');
+      }
+      names.append(nodes.get(k));
+    }
+    s.newNodeNames = names.toString().getBytes(StandardCharsets.UTF_8);
+    return s;
+  }
+
+  /** The server has every node name of this scan. */
+  synchronized void nodesAcknowledged(Scan s) {
+    nodesAcked = s.nodeBase + countNames(s.newNodeNames);
+  }
+
+  private static int countNames(byte[] names) {
+    if (names.length == 0) {
+      return 0;
+    }
+    int n = 1;
+    for (byte b : names) {
+      if (b == '\n') {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private int nodeIndex(String host) {
+    Integer index = nodeIndex.get(host);
+    if (index == null) {
+      index = nodes.size();
+      nodes.add(host.replace('\n', ' '));
+      nodeIndex.put(host, index);
+    }
+    return index;
+  }
+
+  private int rel(long ms) {
+    if (ms < 0) {
+      return WireFormat.MISSING;
+    }
+    long d = ms - jobStartMs;
+    return (int) Math.max(WireFormat.MISSING + 1L, Math.min(Integer.MAX_VALUE, d));
+  }
+
+  private static float[] floats(List<Float> values) {
+    float[] out = new float[values.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = values.get(i);
+    }
+    return out;
+  }
+
+  /** Input bytes read so far: BYTES_READ for maps, shuffled bytes for reduces (NaN: none). */
+  private static double bytesOf(Counters counters, boolean map) {
+    if (counters == null) {
+      return Double.NaN;
+    }
+    try {
+      Counter c = map ? counters.findCounter(FileInputFormatCounter.BYTES_READ)
+          : counters.findCounter(TaskCounter.REDUCE_SHUFFLE_BYTES);
+      return c == null ? Double.NaN : (double) c.getValue();
+    } catch (RuntimeException e) {
+      return Double.NaN; // counters are a hint; never let them break a scan
+    }
+  }
+}

@@ -1,0 +1,54 @@
+package org.hedge.shim;
+
+/**
+ * One job at one scan as the shim sends it: the header facts and one row per live attempt,
+ * column by column (the Java twin of hedge.model.Snapshot; see docs/wire-format.md). Times
+ * are milliseconds relative to {@link #jobStartMs}, {@link WireFormat#MISSING} when unknown.
+ */
+final class Scan {
+  int seq;
+  long nowMs;
+  long jobStartMs;
+  long deadlineMs = -1;
+  int nMaps;
+  int nReduces;
+  int nodeBase;
+  byte[] newNodeNames = new byte[0];
+  int fallbacks;
+  int totalSlots = -1;
+  int freeSlots = -1;
+  float[] doneMapRuntimes = new float[0];
+  float[] doneReduceRuntimes = new float[0];
+
+  int rows;
+  double[] bytesProcessed;
+  double[] inputBytes;
+  int[] task;
+  int[] attempt;
+  int[] node;
+  int[] start;
+  int[] firstProgressTime;
+  int[] report;
+  float[] firstProgress;
+  float[] progress;
+  byte[] taskType;
+  byte[] state;
+  byte[] speculative;
+
+  Scan(int rows) {
+    this.rows = rows;
+    bytesProcessed = new double[rows];
+    inputBytes = new double[rows];
+    task = new int[rows];
+    attempt = new int[rows];
+    node = new int[rows];
+    start = new int[rows];
+    firstProgressTime = new int[rows];
+    report = new int[rows];
+    firstProgress = new float[rows];
+    progress = new float[rows];
+    taskType = new byte[rows];
+    state = new byte[rows];
+    speculative = new byte[rows];
+  }
+}
