@@ -109,6 +109,10 @@ def test_fresh_single_report_uses_peer_start_up_evidence() -> None:
     # peer: rate 0.4/12 since t_fp = 2, work began at 2 - 0.1/(0.4/12) = -1 -> no start-up:
     # the launch rate 0.6 / 6 is trusted
     assert fresh_ect(pair(2.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.1)
+    # peers must share the task type: a reduce does not lend its start-up to a map
+    mixed = pair(6.0)
+    mixed.task_type[1] = 1
+    assert np.isnan(fresh_ect(mixed, 7.0)[0])
     # overdue: extrapolated progress capped at 1, completion no earlier than now
     assert fresh_progress(pair(2.0), 30.0)[0] == 1.0
     assert fresh_ect(pair(2.0), 30.0)[0] == 30.0

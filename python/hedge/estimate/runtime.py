@@ -190,20 +190,26 @@ def jvm_ect(attempts: AttemptTable, now: float) -> Array:
                       a.first_progress)
 
 
-def fresh_ect(attempts: AttemptTable, now: float) -> Array:
-    """:func:`fresh_arrays` on a table."""
+def _per_task_type(attempts: AttemptTable, estimate: Callable[..., Array],
+                   now: float) -> Array:
+    """Apply a fresh-family estimate separately to maps and reduces (peers share a type)."""
     a = attempts
-    return fresh_arrays(
-        a.start, a.progress, a.report_sent, a.first_progress_time, a.first_progress, now
-    )
+    out = np.full(len(a), np.nan)
+    for task_type in np.unique(a.task_type):
+        rows = a.task_type == task_type
+        out[rows] = estimate(a.start[rows], a.progress[rows], a.report_sent[rows],
+                             a.first_progress_time[rows], a.first_progress[rows], now)
+    return out
+
+
+def fresh_ect(attempts: AttemptTable, now: float) -> Array:
+    """:func:`fresh_arrays` on a table; maps and reduces are each other's peers only."""
+    return _per_task_type(attempts, fresh_arrays, now)
 
 
 def fresh_progress(attempts: AttemptTable, now: float) -> Array:
-    """:func:`fresh_progress_arrays` on a table."""
-    a = attempts
-    return fresh_progress_arrays(
-        a.start, a.progress, a.report_sent, a.first_progress_time, a.first_progress, now
-    )
+    """:func:`fresh_progress_arrays` on a table, per task type like :func:`fresh_ect`."""
+    return _per_task_type(attempts, fresh_progress_arrays, now)
 
 
 def jvm_startup(attempts: AttemptTable) -> Array:
