@@ -62,11 +62,30 @@ def test_reserves_the_best_slot_then_launches_the_copy_when_it_frees():
 
 
 def test_avoids_a_slow_node_even_when_its_slot_frees_first():
+    # task 4 on node 0 now runs at 0.2 progress after 5 s (ETD 25 s) and task 3 on node 1
+    # at 0.5 after 10 s (ETD 20 s): the copy model takes them as the nodes' reference run
+    # times, so slot 3 on node 1 beats slot 1 on node 0 although it frees later
+    running = RUNNING[:2] + [(4, 4, R, 0, 5.0, 0.2)]
     policy = WindowPolicy()
-    policy.decide(snapshot(10.0, RUNNING, FREE_AT, node_speed=[0.25, 1, 1]))
-    freed = [15, 11, 20, 11.0, 100, 30]
-    out = policy.decide(snapshot(11.0, RUNNING, freed, node_speed=[0.25, 1, 1]))
+    policy.decide(snapshot(10.0, running, FREE_AT))
+    out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30]))
     assert out.prefer_node.tolist() == [1]
+
+
+def test_uses_node_speeds_where_the_job_has_seen_nothing():
+    # no attempt has reached min_progress (0.2): the mean completed run time (11 s) over
+    # the node's relative speed is the reference; node 0 at speed 0.25 needs 44 s
+    running = [(2, 2, R, 2, 0.0, 0.1), (3, 3, R, 1, 0.0, 0.15), (4, 4, R, 0, 5.0, 0.15)]
+    policy = WindowPolicy()
+    policy.decide(snapshot(10.0, running, FREE_AT, node_speed=[0.25, 1, 1]))
+    out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30],
+                                 node_speed=[0.25, 1, 1]))
+    assert out.prefer_node.tolist() == [1]
+    policy = WindowPolicy()
+    policy.decide(snapshot(10.0, running, FREE_AT, node_speed=[1, 0.25, 1]))
+    out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30],
+                                 node_speed=[1, 0.25, 1]))
+    assert out.prefer_node.tolist() == [0]
 
 
 def test_no_copy_when_no_slot_saves_energy():

@@ -83,15 +83,19 @@ class _NodeHistory:
                factor: float) -> None:
         """Record completions visible in ``snap``; ``typical[type]``: mean run time."""
         a = snap.attempts
+        done = (a.state == AttemptState.SUCCEEDED) & (a.node >= 0)
+        running = a.running & (a.node >= 0)
+        if (not done.any() and self._prev is not None
+                and np.array_equal(self._prev["aid"], a.attempt[running])):
+            self._prev["progress"] = a.progress[running]
+            return  # nothing finished since the last scan
         n_nodes = max(len(snap.cluster.node_speed), int(a.node.max(initial=-1)) + 1,
                       int(snap.cluster.slot_node.max(initial=-1)) + 1)
         self._grow(n_nodes)
-        done = (a.state == AttemptState.SUCCEEDED) & (a.node >= 0)
         rows = {"node": a.node[done], "type": a.task_type[done],
                 "runtime": (a.report_sent - a.start)[done],
                 "bytes": a.input_bytes[done], "local": local[done],
                 "t": a.report_sent[done]}
-        running = a.running & (a.node >= 0)
         cur = {"aid": a.attempt[running], "task": a.task[running], "node": a.node[running],
                "type": a.task_type[running], "start": a.start[running],
                "progress": a.progress[running], "bytes": a.input_bytes[running],
@@ -159,6 +163,8 @@ class WindowPolicy(Policy):
         power: PowerModel | dict | None = None,
         top_k: int = 3,
         straggler_factor: float = 1.2,
+        hold_ahead: float = 1.0,
+        min_progress: float = 0.2,
     ) -> None:
         if not 0 < float(window) < 1:
             raise HedgeError(
@@ -178,6 +184,11 @@ class WindowPolicy(Policy):
         self.power = _power_model(power)
         self.top_k = int(top_k)
         self.straggler_factor = float(straggler_factor)
+        if not float(hold_ahead) >= 0:
+            raise HedgeError(f"policy '{self.name}': hold_ahead = {hold_ahead!r}, expected "
+                             "seconds >= 0")
+        self.hold_ahead = float(hold_ahead)
+        self.min_progress = float(min_progress)
         self._window_end = -np.inf
         self._copied: set[int] = set()
         # pending reservations: task, slot, node
@@ -215,6 +226,8 @@ class WindowPolicy(Policy):
     def _launch_ready(self, snap: Snapshot) -> Actions:
         """Copies whose reserved slot is free now; the rest stay reserved."""
         pend = self._pending
+        if len(pend) == 0:
+            return Actions.nothing()
         a = snap.attempts
         alive = np.isin(pend[:, 0], a.task[a.running])
         pend = pend[alive]
@@ -222,48 +235,52 @@ class WindowPolicy(Policy):
         ready = free_at[pend[:, 1]] <= snap.now if len(free_at) else np.ones(len(pend), bool)
         go, self._pending = pend[ready], pend[~ready]
         self._copied.update(go[:, 0].tolist())
+        soon = free_at[self._pending[:, 1]] <= snap.now + self.hold_ahead if len(free_at) \
+            else np.zeros(len(self._pending), bool)
         return Actions(speculate_task=go[:, 0], prefer_node=go[:, 2],
-                       reserve_slots=len(self._pending))
+                       reserve_slots=int(soon.sum()))
 
     # ---------------------------------------------------------------- the plan
     def _eligible_types(self, snap: Snapshot) -> list[int]:
         return [MAP, REDUCE]
 
-    def _stragglers(self, snap: Snapshot, typical: np.ndarray) -> np.ndarray:
+    def _stragglers(self, snap: Snapshot, typical: np.ndarray, flagged: np.ndarray,
+                    ect: np.ndarray) -> np.ndarray:
         """Rows of running original attempts to copy, most critical first (step 1)."""
         a = snap.attempts
-        flagged = detect(self.detector, snap, **self.detector_params)
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         attempts_per_task = np.bincount(a.task[live], minlength=int(a.task.max(initial=0)) + 1)
         single = attempts_per_task[a.task] == 1
         copied = np.isin(a.task, np.fromiter(self._copied, np.int64, len(self._copied)))
         types = np.isin(a.task_type, self._eligible_types(snap))
         cand = flagged & a.running & ~a.speculative & single & ~copied & types
-        remaining = estimate_ect("rate", a, snap.now) - snap.now
+        remaining = ect - snap.now
         cand &= remaining > typical[a.task_type.astype(np.int64)]
         rows = np.flatnonzero(cand)
         return rows[np.argsort(-remaining[rows], kind="stable")]
 
     def _plan(self, snap: Snapshot, w: float, typical: np.ndarray,
               local: np.ndarray) -> np.ndarray:
-        rows = self._stragglers(snap, typical)
-        c = snap.cluster
+        a, c = snap.attempts, snap.cluster
+        flagged = detect(self.detector, snap, **self.detector_params)
+        ect = estimate_ect("rate", a, snap.now)
+        rows = self._stragglers(snap, typical, flagged, ect)
         if len(rows) == 0 or len(c.slot_free_at) == 0:
             return np.empty((0, 3), dtype=np.int64)
         slots = np.flatnonzero((c.slot_free_at <= snap.now + w)
                                & ~np.isin(c.slot_node, c.blacklist))
         slots = slots[np.argsort(c.slot_free_at[slots], kind="stable")]
-        busy = np.bincount(c.slot_node[c.slot_free_at > snap.now],
-                           minlength=int(c.slot_node.max()) + 1)
+        n_nodes = max(int(c.slot_node.max()) + 1, int(a.node.max(initial=-1)) + 1)
+        busy = np.bincount(c.slot_node[c.slot_free_at > snap.now], minlength=n_nodes)
         plan = []
         free = np.ones(len(slots), dtype=bool)
-        a = snap.attempts
         for ttype in np.unique(a.task_type[rows]):
             mine = rows[a.task_type[rows] == ttype]
             cols = slots[free]
             if len(cols) == 0:
                 break
-            problem = self._problem(snap, mine, cols, int(ttype), typical, local, busy)
+            ref = self._node_reference(snap, int(ttype), flagged, ect, typical, local, n_nodes)
+            problem = self._problem(snap, mine, cols, ect, ref, busy)
             result = allocate(problem, reschedule=self.reschedule, top_k=self.top_k)
             ok = result.placed
             chosen = cols[result.slot[ok]]
@@ -271,27 +288,53 @@ class WindowPolicy(Policy):
             plan.append(np.stack([a.task[mine[ok]], chosen, c.slot_node[chosen]], axis=1))
         return np.concatenate(plan) if plan else np.empty((0, 3), dtype=np.int64)
 
-    def _problem(self, snap: Snapshot, rows: np.ndarray, cols: np.ndarray, ttype: int,
-                 typical: np.ndarray, local: np.ndarray, busy: np.ndarray
+    def _node_reference(self, snap: Snapshot, ttype: int, flagged: np.ndarray,
+                        ect: np.ndarray, typical: np.ndarray, local: np.ndarray,
+                        n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per node, the reference task T_h of the copy model: (t_Th, T_h local, D_Th / B).
+
+        In order of preference: the latest non-straggling completed attempt of this job and
+        type on the node (:class:`_NodeHistory`); else the mean expected duration
+        (ECT - start) of the job's running, unflagged originals of the type on the node,
+        once they report ``min_progress``; else the mean completed run time / node speed."""
+        a, c = snap.attempts, snap.cluster
+        speed = np.ones(n_nodes)
+        if len(c.node_speed) >= n_nodes:
+            speed = np.where(c.node_speed[:n_nodes] > 0, c.node_speed[:n_nodes], 1.0)
+        runtime = typical[ttype] / speed
+        last_local = np.zeros(n_nodes, dtype=bool)
+        saving = np.zeros(n_nodes)
+        peers = (a.running & ~flagged & ~a.speculative & (a.task_type == ttype)
+                 & (a.progress >= self.min_progress) & (a.node >= 0) & np.isfinite(ect))
+        if peers.any():
+            node = a.node[peers]
+            count = np.bincount(node, minlength=n_nodes)[:n_nodes]
+            etd = np.bincount(node, weights=(ect - a.start)[peers], minlength=n_nodes)[:n_nodes]
+            n_local = np.bincount(node, weights=local[peers], minlength=n_nodes)[:n_nodes]
+            nbytes = np.bincount(node, weights=np.nan_to_num(a.input_bytes[peers]),
+                                 minlength=n_nodes)[:n_nodes]
+            seen = count > 0
+            runtime = np.where(seen, etd / np.maximum(count, 1), runtime)
+            last_local = np.where(seen, n_local * 2 >= count, last_local)
+            saving = np.where(seen, nbytes / np.maximum(count, 1) / self.bandwidth, saving)
+        h = self._history
+        if h.runtime.shape[1]:
+            m = min(n_nodes, h.runtime.shape[1])
+            known = np.zeros(n_nodes, dtype=bool)
+            known[:m] = np.isfinite(h.runtime[ttype, :m])
+            runtime[:m] = np.where(known[:m], h.runtime[ttype, :m], runtime[:m])
+            last_local[:m] = np.where(known[:m], h.local[ttype, :m], last_local[:m])
+            saving[:m] = np.where(known[:m], np.nan_to_num(h.input_bytes[ttype, :m])
+                                  / self.bandwidth, saving[:m])
+        return runtime, last_local, saving
+
+    def _problem(self, snap: Snapshot, rows: np.ndarray, cols: np.ndarray, ect: np.ndarray,
+                 ref: tuple[np.ndarray, np.ndarray, np.ndarray], busy: np.ndarray
                  ) -> AllocationProblem:
-        """Stragglers ``rows`` (attempt rows) against slots ``cols`` for one task type."""
-        a, c, now, b = snap.attempts, snap.cluster, snap.now, self.bandwidth
-        ect = estimate_ect("rate", a, now)
+        """Stragglers ``rows`` (attempt rows) against slots ``cols``; times from now."""
+        a, c, now = snap.attempts, snap.cluster, snap.now
         node = c.slot_node[cols]
-        speed = np.ones(len(busy))
-        if len(c.node_speed) >= len(busy):
-            speed = np.where(c.node_speed[:len(busy)] > 0, c.node_speed[:len(busy)], 1.0)
-        hist_rt = self._history.runtime[ttype]
-        known = np.zeros(len(node), dtype=bool)
-        if len(hist_rt):
-            inside = node < len(hist_rt)
-            known[inside] = np.isfinite(hist_rt[node[inside]])
-        safe = np.where(known, node, 0)
-        base = np.where(known, hist_rt[safe] if len(hist_rt) else 0.0,
-                        typical[ttype] / speed[node])
-        last_local = known & self._history.local[ttype][safe] if len(hist_rt) else known
-        saving = np.where(known, np.nan_to_num(self._history.input_bytes[ttype][safe]) / b
-                          if len(hist_rt) else 0.0, 0.0)
+        runtime, last_local, saving = ref
         freed = c.slot_free_at[cols] > now  # the slot's own task leaves before the copy
         p_slot = self.power.slot_power(np.maximum(busy[node] - freed, 0))
         p_strag = self.power.slot_power(np.maximum(busy[a.node[rows]] - 1, 0))
@@ -300,12 +343,12 @@ class WindowPolicy(Policy):
             criticalness=ect[rows] - now,
             end=ect[rows] - now,
             straggler_power=p_strag,
-            remote_penalty=np.nan_to_num(a.input_bytes[rows]) / b,
+            remote_penalty=np.nan_to_num(a.input_bytes[rows]) / self.bandwidth,
             slot_start=np.maximum(c.slot_free_at[cols], now) - now,
             slot_power=p_slot,
-            base_runtime=base,
-            last_local=last_local,
-            local_saving=saving,
+            base_runtime=runtime[node],
+            last_local=last_local[node],
+            local_saving=saving[node],
             local_ptr=local_ptr,
             local_slot=local_slot,
         )
