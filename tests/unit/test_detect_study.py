@@ -145,7 +145,7 @@ def test_box_plots_are_written(tmp_path) -> None:
     _, raw = run_study([StudyConfig(10, 10.0, 0.25, "uniform", "none")], ["rate", "score"],
                        reps=4, seed=0)
     paths = box_plots(raw, tmp_path)
-    assert [p.name for p in paths] == ["fp.png", "fn.png"]
+    assert [p.name for p in paths] == ["fp_n10.png", "fn_n10.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
 
 

@@ -95,7 +95,7 @@ def detect() -> None:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write one JSON object per (configuration, detector) to this file.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write box plots fp.png and fn.png to this directory.")
+              help="Write box plots fp_n<N>.png and fn_n<N>.png to this directory.")
 @click.option("--quiet", is_flag=True, help="Print only the target summary.")
 def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, progress: str,
           jvm_delay: str, fresh_min_reports: int, json_path: Path | None,
