@@ -73,6 +73,18 @@ def test_adaptive_parameters_and_deadline() -> None:
     assert "progress_standard=0.5" in repr(AdaptivePolicy())
 
 
+def test_adaptive_from_mapred_site_keys() -> None:
+    policy = AdaptivePolicy.from_conf({"hedge.adaptive.progress.weight": "0.25",
+                                       "hedge.adaptive.cpu.standard": "0.7",
+                                       "mapreduce.map.speculative": "true"})
+    assert policy.progress_weight == 0.25 and policy.cpu_standard == 0.7
+    assert policy.progress_standard == 0.5
+    with pytest.raises(HedgeError, match="unknown property 'hedge.adaptive.typo'"):
+        AdaptivePolicy.from_conf({"hedge.adaptive.typo": "1"})
+    with pytest.raises(HedgeError, match="'hedge.adaptive.resource.weight' = 'high'"):
+        AdaptivePolicy.from_conf({"hedge.adaptive.resource.weight": "high"})
+
+
 def test_policy_rejects_bad_snapshots() -> None:
     bad = table(start=[0], progress=[-0.1], report_sent=[5], report_received=[5])
     with pytest.raises(HedgeError, match="'progress' = -0.1"):

@@ -18,6 +18,7 @@ import numpy as np
 
 from hedge.detect.detectors import DETECTORS
 from hedge.detect.validate import ReportHistory
+from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect
 from hedge.model import Actions, Snapshot
 from hedge.policy.base import Policy, register
@@ -79,6 +80,16 @@ class StaticPolicy(DetectorPolicy):
         self.estimator = estimator
 
 
+# mapred-site.xml keys of the adaptive threshold's parameters -> AdaptivePolicy arguments
+ADAPTIVE_CONF_KEYS = {
+    "hedge.adaptive.progress.standard": "progress_standard",
+    "hedge.adaptive.progress.weight": "progress_weight",
+    "hedge.adaptive.memory.standard": "memory_standard",
+    "hedge.adaptive.cpu.standard": "cpu_standard",
+    "hedge.adaptive.resource.weight": "resource_weight",
+}
+
+
 @register
 class AdaptivePolicy(DetectorPolicy):
     """Dynamic threshold Th = Q + alpha P + beta R, recomputed every scan.
@@ -108,6 +119,24 @@ class AdaptivePolicy(DetectorPolicy):
         self.cpu_standard = cpu_standard
         self.resource_weight = resource_weight
         self.estimator = estimator
+
+    @classmethod
+    def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:
+        """Build from mapred-site.xml properties; other ``hedge.adaptive.*`` keys and
+        values that are not numbers raise HedgeError."""
+        params: dict[str, float] = {}
+        for key, value in conf.items():
+            if not key.startswith("hedge.adaptive."):
+                continue
+            if key not in ADAPTIVE_CONF_KEYS:
+                raise HedgeError(f"mapred-site: unknown property '{key}', expected one of: "
+                                 f"{', '.join(ADAPTIVE_CONF_KEYS)}")
+            try:
+                params[ADAPTIVE_CONF_KEYS[key]] = float(value)
+            except ValueError:
+                raise HedgeError(f"mapred-site: property '{key}' = {value!r}, expected a "
+                                 "number") from None
+        return cls(**params)
 
 
 @register
