@@ -113,9 +113,9 @@ def test_fresh_single_report_uses_peer_start_up_evidence() -> None:
     mixed = pair(6.0)
     mixed.task_type[1] = 1
     assert np.isnan(fresh_ect(mixed, 7.0)[0])
-    # overdue: extrapolated progress capped at 1, completion no earlier than now
+    # overdue: extrapolated progress capped at 1; the completion estimate stays put
     assert fresh_progress(pair(2.0), 30.0)[0] == 1.0
-    assert fresh_ect(pair(2.0), 30.0)[0] == 30.0
+    assert fresh_ect(pair(2.0), 30.0)[0] == pytest.approx(10.0)
     # progress never extrapolates below the report
     assert fresh_progress(pair(2.0), 6.0)[0] == pytest.approx(0.6)
 

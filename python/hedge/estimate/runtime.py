@@ -156,15 +156,19 @@ def fresh_arrays(
 ) -> Array:
     """hedge's heartbeat-freshness-aware estimate.
 
-    ``ECT = max(t, st + (1 - p) / rate)`` with the rate of :func:`fresh_rate_arrays`:
-    the same as extrapolating progress to the scan time t (bounded to [p, 1]) and adding the
-    remaining work at that rate. Heartbeat age therefore does not inflate the estimate.
-    An attempt that by extrapolation should already have finished gets ECT = t.
+    ``ECT = st + (1 - p) / rate`` with the rate of :func:`fresh_rate_arrays`: the time the
+    progress extrapolated from the last report (see :func:`fresh_progress_arrays`, bounded
+    to [p, 1] at the scan time t) reaches 1. Heartbeat age therefore does not inflate the
+    estimate. It may lie before t: by extrapolation the attempt has already finished and
+    its final report is still in flight (capping it at t would inflate the job's mean
+    run time by the network latency). An attempt that stops progressing but keeps
+    reporting sees its rate, and so its ECT, move; one that falls silent is Hadoop's
+    task timeout's business.
     """
     rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress,
                              min_reports)
     with np.errstate(invalid="ignore"):
-        ect = np.maximum(now, sent + (1.0 - progress) / rate)
+        ect = sent + (1.0 - progress) / rate
     return _finished(ect, progress, sent)
 
 
