@@ -52,12 +52,21 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
     try {
       mapping = load(conf);
     } catch (IOException e) {
-      throw new IllegalStateException("ImkpPartitioner: " + e.getMessage(), e);
+      throw fail("ImkpPartitioner: " + e.getMessage(), e);
     }
     int reduces = conf.getInt("mapreduce.job.reduces", 1);
     if (reduces > 1 && reduces != mapping.reducers()) {
-      throw new IllegalStateException(reducerMismatch(reduces));
+      throw fail(reducerMismatch(reduces), null);
     }
+  }
+
+  /**
+   * The exception that fails the task. The message also goes to the task's stderr, so it is
+   * seen whatever logging the cluster (or a LocalJobRunner client) has configured.
+   */
+  private static IllegalStateException fail(String message, Throwable cause) {
+    System.err.println(message);
+    return new IllegalStateException(message, cause);
   }
 
   private String reducerMismatch(int reduces) {
@@ -80,7 +89,7 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
   @Override
   public int getPartition(K key, V value, int numPartitions) {
     if (numPartitions != mapping.reducers()) {
-      throw new IllegalStateException(reducerMismatch(numPartitions));
+      throw fail(reducerMismatch(numPartitions), null);
     }
     if (key instanceof Text) {
       Text text = (Text) key;
