@@ -50,6 +50,13 @@ def test_each_policy_copies_the_straggler_once(cls) -> None:
     assert policy.decide(snap(SLOW, 20.0)).copies_requested == 0  # at most one copy ever
 
 
+def test_task_with_a_copy_already_is_not_copied_again() -> None:
+    attempts = many(12, slow=1)
+    assert ScorePolicy().decide(snap(attempts, 20.0)).copies_requested == 1
+    attempts.speculative[0] = True  # the slow task 0 already has a speculative attempt
+    assert ScorePolicy().decide(snap(attempts, 20.0)).copies_requested == 0
+
+
 def test_stale_report_copies_under_rate_not_fresh_rate() -> None:
     np.testing.assert_array_equal(RatePolicy().decide(snap(STALE, 11.9)).speculate_task, [2])
     assert FreshRatePolicy().decide(snap(STALE, 11.9)).copies_requested == 0

@@ -49,7 +49,8 @@ class DetectorPolicy(Policy):
         self._history.check(snapshot)
         a = snapshot.attempts
         flagged = DETECTORS[self.detector](snapshot, **self.detector_params())
-        flagged &= ~np.isin(a.task, self._copied)
+        # at most one copy per task ever: ours, or one the AM already reports
+        flagged &= ~np.isin(a.task, self._copied) & ~np.isin(a.task, a.task[a.speculative])
         if not flagged.any():
             return Actions.nothing()
         running = a.running
