@@ -188,3 +188,16 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     junk.write_text("{}")
     assert main(["nodes", "predict", str(bad), "--model", str(junk)]) == 2
     assert "field 'format'" in capsys.readouterr().err
+
+
+def test_watcher_never_publishes_names_outside_the_cluster(tmp_path, history_csv, caplog):
+    source, weak = history_csv
+    stale = sorted(weak)[0]
+    cluster = {f"node{i:03d}" for i in range(30)} - {stale}
+    watcher = Watcher(source=str(source), out=tmp_path / "bl", status=tmp_path / "st.json",
+                      blacklister=Blacklister(max_fraction=0.2, min_dwell=0),
+                      weak_policy="level0", known_nodes=frozenset(cluster))
+    with caplog.at_level("WARNING"):
+        result = watcher.step(now=0.0)
+    assert result.ok and set(result.blacklist) == weak - {stale}
+    assert f"not cluster nodes and are not published: {stale}" in caplog.text

@@ -98,8 +98,11 @@ def publish(path: str | Path, nodes: Iterable[str], now: float | None = None) ->
 
 
 def read_blacklist(path: str | Path) -> list[str]:
-    """Host names in a published blacklist file (comments and blank lines skipped)."""
-    lines = Path(path).read_text().splitlines()
+    """Host names in a blacklist (or node list) file; comments and blank lines skipped."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise HedgeError(f"{path}: cannot read host list ({exc.strerror or exc})") from exc
     return [s for s in (line.strip() for line in lines) if s and not s.startswith("#")]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 
 import click
@@ -26,10 +25,8 @@ _since = click.option("--since", type=float, default=None,
 
 
 def _load(history: str, since: float | None):
-    from hedge.nodes.sources import is_url, load_history
+    from hedge.nodes.sources import load_history
 
-    if is_url(history) and since is None:
-        since = time.time() - 30 * 86400.0
     return load_history(history, since=since)
 
 
@@ -176,12 +173,15 @@ def predict(history: str, as_json: bool, since: float | None, model_path: str,
               help="Seconds a node stays listed (or unlisted) after a change.")
 @click.option("--lookback", type=float, default=30 * 86400.0, show_default=True,
               help="History Server window in seconds before now.")
+@click.option("--nodes", "nodes_file", type=click.Path(dir_okay=False), default=None,
+              help="File of the cluster's host names (one per line): other names are "
+                   "never published, and the cap counts these nodes.")
 def watch(history: str, by_type: bool, out: str, status: str | None, interval: float,
           iterations: int | None, model_path: str | None, threshold: float, method: str,
           weak_policy: str, k: int, max_fraction: float, min_dwell: float,
-          lookback: float) -> None:
+          lookback: float, nodes_file: str | None) -> None:
     """Recompute weak nodes every interval and publish the blacklist (NEPAB)."""
-    from hedge.nodes.blacklist import Blacklister
+    from hedge.nodes.blacklist import Blacklister, read_blacklist
     from hedge.nodes.mlna import MLNA
     from hedge.nodes.watch import Watcher
 
@@ -192,5 +192,6 @@ def watch(history: str, by_type: bool, out: str, status: str | None, interval: f
         blacklister=Blacklister(max_fraction=max_fraction, min_dwell=min_dwell),
         model=MLNA.load(model_path) if model_path else None, method=method,
         weak_policy=weak_policy, k=k, threshold=threshold, lookback=lookback,
-        by_type=by_type)
+        by_type=by_type,
+        known_nodes=frozenset(read_blacklist(nodes_file)) if nodes_file else None)
     watcher.run(interval, iterations)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,6 +28,8 @@ from hedge.nodes.history import (
 
 log = logging.getLogger(__name__)
 
+DEFAULT_LOOKBACK = 30 * 86400.0  # History Server: fetch the last 30 days by default
+
 
 def is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
@@ -34,13 +37,18 @@ def is_url(source: str) -> bool:
 
 def load_history(source: str | Path, since: float | None = None, until: float | None = None,
                  timeout: float = 10.0, retries: int = 4) -> pa.Table:
-    """The task history at ``source``; ``since``/``until`` (epoch s) bound a REST fetch."""
+    """The task history at ``source``.
+
+    ``since``/``until`` (epoch seconds) bound a History Server fetch: jobs started in
+    ``[since, until)``; the defaults are the last ``DEFAULT_LOOKBACK`` seconds up to now.
+    """
     text = str(source)
     if is_url(text):
         from hedge.nodes.rest import HistoryServerClient
 
         client = HistoryServerClient(text, timeout=timeout, retries=retries)
-        return client.fetch(0.0 if since is None else since, until)
+        until = time.time() if until is None else until
+        return client.fetch(until - DEFAULT_LOOKBACK if since is None else since, until)
     path = Path(text)
     if not path.exists():
         raise HedgeError(f"{path}: no such file (expected a task history file or a "

@@ -52,6 +52,9 @@ class Watcher:
     threshold: float = 0.5         # ML-NA probability above which a node is a candidate
     lookback: float = 30 * 86400.0  # History Server window (s before now)
     by_type: bool = False
+    # the cluster's host names; when given, names outside it are never published and the
+    # cap counts these nodes (history names can be stale hosts or differ in form)
+    known_nodes: frozenset[str] | None = None
     last_good: dict[str, Any] | None = None
 
     def step(self, now: float | None = None) -> RoundResult:
@@ -68,7 +71,15 @@ class Watcher:
             write_status(self.status, {**(self.last_good or {"blacklist": [], "levels": {}}),
                                        "last_error": str(exc), "last_error_time": now})
             return RoundResult(ok=False, blacklist=list(kept), message=message)
-        listed = self.blacklister.update(candidates, scores, n_nodes=len(levels), now=now)
+        n_nodes = len(levels)
+        if self.known_nodes is not None:
+            unknown = sorted(set(candidates) - self.known_nodes)
+            if unknown:
+                log.warning("hedge nodes watch: %d weak node name(s) are not cluster nodes "
+                            "and are not published: %s", len(unknown), ", ".join(unknown[:5]))
+            candidates = [n for n in candidates if n in self.known_nodes]
+            n_nodes = len(self.known_nodes)
+        listed = self.blacklister.update(candidates, scores, n_nodes=n_nodes, now=now)
         publish(self.out, listed, now=now)
         self.last_good = {"time": now, "source": self.source, "blacklist": listed,
                           "levels": levels, "candidates": sorted(candidates),
