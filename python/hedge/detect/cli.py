@@ -139,11 +139,14 @@ def estimation_error_cmd(repetitions: int, seed: int, tasks: int, jvm_delay: str
     if repetitions < 1 or tasks < 2 or not 0 <= spread < 1:
         raise HedgeError("need --repetitions >= 1, --tasks >= 2 and 0 <= --f < 1")
     rng = np.random.default_rng(seed)
-    click.echo(f"{'progress':>10} {'d':>5} " + "".join(f"{e:>16}" for e in ESTIMATORS)
-               + "   (median |error| s, coverage)")
+    click.echo("median |estimated - true run time| (s) where all estimators have an estimate;"
+               " in brackets: coverage of running attempts, and the median over the")
+    click.echo("attempts each estimator covers")
+    click.echo(f"{'progress':>10} {'d':>5} " + "".join(f"{e:>22}" for e in ESTIMATORS))
     for progress in ("linear", "noisy:0.3"):
         for d in D_AVG:
             cfg = StudyConfig(tasks, d, spread, "uniform", "pareto", progress, jvm_delay)
             rows = estimation_error(cfg, repetitions, rng)
-            cells = "".join(f"{r.median_abs_error:9.2f} ({r.coverage:4.2f})" for r in rows)
+            cells = "".join(f"{r.median_abs_error:8.2f} ({r.coverage:4.2f}, "
+                            f"{r.own_median_abs_error:5.2f})" for r in rows)
             click.echo(f"{progress:>10} {d:>5g} {cells}")
