@@ -21,11 +21,12 @@ from hedge.detect.study import (
 from hedge.errors import HedgeError
 
 
-def _split(text: str, convert=str) -> list:
+def _split(option: str, text: str, convert=str) -> list:
     try:
         return [convert(item.strip()) for item in text.split(",") if item.strip()]
     except ValueError:
-        raise HedgeError(f"cannot parse the list '{text}'") from None
+        raise HedgeError(f"{option} '{text}': expected a comma-separated list of "
+                         f"{'numbers' if convert is not str else 'names'}") from None
 
 
 def _fmt(value: float | None) -> str:
@@ -96,21 +97,22 @@ def detect() -> None:
               help="Write one JSON object per (configuration, detector) to this file.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write box plots fp_n<N>.png and fn_n<N>.png to this directory.")
-@click.option("--quiet", is_flag=True, help="Print only the target summary.")
+@click.option("--quiet", is_flag=True, help="Print only the target summary (no table, no list of misses).")
 def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, progress: str,
           jvm_delay: str, fresh_min_reports: int, json_path: Path | None,
           out_dir: Path | None, quiet: bool) -> None:
     """Detection accuracy under asynchronous heartbeats (FP/FN rates per configuration)."""
-    task_list = _split(tasks, int)
-    d_list = _split(d_avg, float)
+    task_list = _split("--tasks", tasks, int)
+    d_list = _split("--d-avg", d_avg, float)
     if not task_list or min(task_list) < 2 or not d_list or min(d_list) <= 0:
         raise HedgeError("--tasks needs counts >= 2 and --d-avg positive durations")
     configs = grid(tasks=task_list, d_avg=d_list, progress=progress, jvm_delay=jvm_delay)
-    rows, raw = run_study(configs, _split(detectors), repetitions, seed, fresh_min_reports)
+    rows, raw = run_study(configs, _split("--detectors", detectors), repetitions, seed, fresh_min_reports)
     if not quiet:
         click.echo(format_table(rows))
     for line in target_summary(rows, realism=progress != "linear" or jvm_delay != "none"):
-        click.echo(line)
+        if not (quiet and line.startswith("  miss")):
+            click.echo(line)
     if json_path is not None:
         json_path.write_text(json.dumps(rows, indent=1) + "\n")
         click.echo(f"wrote {len(rows)} rows to {json_path}")
