@@ -85,41 +85,86 @@ def scores(guess: np.ndarray, truth: np.ndarray) -> tuple[float, float, float]:
     return ((guess == truth).mean(), tp / max(guess.sum(), 1), tp / max(truth.sum(), 1))
 
 
-def synthetic_mlna() -> None:
-    print("== 2. ML-NA on a synthetic history with planted weak nodes ==")
-    n_periods, first_test = 12, 6
-    s = synthetic_history(n_nodes=100, n_periods=n_periods, period_days=5,
-                          day_seconds=3600.0, jobs_per_day=12, tasks_per_job=40,
-                          slowdown=2.0, noise=0.25, seed=7, initial_weak=0.1,
-                          p_become_weak=0.02, p_recover=0.1)
-    end = s.history.column("end").to_numpy()
-    params = MLNAParams(period_days=5, day_seconds=3600.0, window=6)
+def evaluate(history: pa.Table, nodes: np.ndarray, weak: np.ndarray, period_seconds: float,
+             params: MLNAParams, first_test: int) -> None:
+    """Predict each period >= first_test from the history before it; compare with truth.
+
+    ``weak[p, i]``: ground truth for node ``nodes[i]`` (sorted names) in period p.
+    """
+    end = history.column("end").to_numpy()
     results: dict[str, list[np.ndarray]] = {"ml-na p>=0.5": [], "ml-na p>=0.3": [],
                                             "persistence": [], "ranking": [], "truth": []}
-    for target in range(first_test, n_periods):
-        past = s.history.filter(end < target * s.period_seconds)
+    for target in range(first_test, weak.shape[0]):
+        past = history.filter(end < target * period_seconds)
         model = MLNA(params).fit(past)
         prediction = model.predict_next(past)
-        idx = np.searchsorted(s.nodes, prediction.nodes)
-        truth = s.weak[target][idx]
+        truth = weak[target][np.searchsorted(nodes, prediction.nodes)]
         feats = model.features(past)
         labels = model.labels(feats)[-1]
-        present = feats.present[-1]
-        last = s.history.filter((end >= (target - 1) * s.period_seconds)
-                                & (end < target * s.period_seconds))
+        last = history.filter((end >= (target - 1) * period_seconds)
+                              & (end < target * period_seconds))
         ranked_weak = set(select_weak(rank_nodes(normalize(last), "mean-ci"), "level0"))
         results["ml-na p>=0.5"].append(prediction.proba >= 0.5)
         results["ml-na p>=0.3"].append(prediction.proba >= 0.3)
-        results["persistence"].append(labels[present].astype(bool))
+        results["persistence"].append(labels[feats.present[-1]].astype(bool))
         results["ranking"].append(np.isin(prediction.nodes, list(ranked_weak)))
         results["truth"].append(truth)
     truth = np.concatenate(results.pop("truth"))
-    print(f"{n_periods - first_test} test periods x 100 nodes; {int(truth.sum())} weak "
-          f"node-periods (slowdown 2x, noise sigma 0.25, P(become weak) 0.02, "
-          f"P(recover) 0.1 per period)")
+    print(f"   {weak.shape[0] - first_test} test periods, {len(truth)} node-periods, "
+          f"{int(truth.sum())} weak")
     for name, guesses in results.items():
         acc, prec, rec = scores(np.concatenate(guesses), truth)
         print(f"   {name:<13} accuracy {acc:.3f}  precision {prec:.3f}  recall {rec:.3f}")
+
+
+def synthetic_mlna() -> None:
+    print("== 2a. ML-NA on a synthetic task history with planted weak nodes ==")
+    s = synthetic_history(n_nodes=100, n_periods=12, period_days=5, day_seconds=3600.0,
+                          jobs_per_day=12, tasks_per_job=40, slowdown=2.0, noise=0.25,
+                          seed=7, initial_weak=0.1, p_become_weak=0.02, p_recover=0.1)
+    print("   100 nodes, slowdown 2x, noise sigma 0.25, P(become weak) 0.02, "
+          "P(recover) 0.1 per period")
+    evaluate(s.history, s.nodes, s.weak, s.period_seconds,
+             MLNAParams(period_days=5, day_seconds=3600.0, window=6), first_test=6)
+
+
+def simulated_mlna() -> None:
+    print("== 2b. ML-NA on task histories from the simulator (ground-truth degraded nodes) ==")
+    try:
+        from hedge.sim.cluster import ClusterConfig
+        from hedge.sim.engine import simulate
+        from hedge.traces.synthetic import generate
+    except ImportError as exc:
+        print(f"   skipped: simulator not available ({exc})")
+        return
+    day, period_days, n_periods = 300.0, 5, 14
+    period = day * period_days
+    workload = generate(f"jobs={int(n_periods * period * 0.05)},tasks=20,mean=30,rate=0.05",
+                        seed=3)
+    config = ClusterConfig(nodes=40, slots=2, degraded=0.25, degrade_factor=3.0,
+                           degrade_period=6 * period, degrade_gap=8 * period)
+    result = simulate(workload, "none", config, seed=3)
+    a = result.attempts
+    names = np.array([f"n{i:03d}" for i in range(config.nodes)])
+    n = len(a)
+    history = pa.table({
+        "job": [f"job{j}" for j in a.job], "task": [str(t) for t in a.task],
+        "attempt": [str(i) for i in range(n)], "node": names[a.node].tolist(),
+        "type": [""] * n, "start": a.start, "end": a.end,
+        "state": np.where(a.outcome == 2, "KILLED", "SUCCEEDED").tolist(),
+        "speculative": a.copy.astype(bool)}).cast(HISTORY_SCHEMA)
+    d = result.degradation
+    weak = np.zeros((n_periods, config.nodes), dtype=bool)
+    for p in range(n_periods):  # weak: degraded for more than half of the period
+        lo, hi = p * period, (p + 1) * period
+        overlap = np.clip(np.minimum(d.end, hi) - np.maximum(d.start, lo), 0, None)
+        share = np.bincount(d.node, weights=overlap, minlength=config.nodes) / period
+        weak[p] = share > 0.5
+    print(f"   {config.nodes} nodes x {config.slots} slots, {workload.n_jobs} jobs, {n} "
+          f"attempts, policy none; degraded={config.degraded} factor 3x, episodes mean "
+          f"{6 * period:g} s, gaps mean {8 * period:g} s; period = {period_days} x {day:g} s")
+    evaluate(history, names, weak, period,
+             MLNAParams(period_days=period_days, day_seconds=day, window=6), first_test=7)
 
 
 def naive_rank(data) -> np.ndarray:
@@ -160,3 +205,4 @@ if __name__ == "__main__":
         real_traces()
         timing()
     synthetic_mlna()
+    simulated_mlna()
