@@ -1,0 +1,68 @@
+"""``hedge imkp build | show | lookup`` end to end through the CLI entry point."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hedge.cli import main
+from hedge.imkp.mapfile import read_mapping
+from tests.integration.hadoop_job import tokenize
+from tests.integration.test_imkp_wordcount import zipf_text
+
+
+@pytest.fixture()
+def built(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    text = zipf_text(20_000, 1.2) + "Zürich Zürich\n"
+    (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+    out = tmp_path / "job.imkp"
+    assert main(["imkp", "build", str(tmp_path / "in.txt"), "-r", "4", "--scale", "8",
+                 "-o", str(out), "--no-progress"]) == 0
+    assert "max/LB" in capsys.readouterr().out
+    return out
+
+
+def test_show_json_has_the_documented_keys(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["imkp", "show", str(built), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    text = (built.parent / "in.txt").read_text(encoding="utf-8")
+    counts = Counter(tokenize(text))
+    assert shown["reducers"] == 4 and shown["groups"] == 32
+    assert shown["total"] == sum(counts.values()) == sum(shown["loads"])
+    assert shown["heaviest_key_count"] == max(counts.values())
+    assert shown["lower_bound"] == max(-(-shown["total"] // 4), shown["heaviest_key_count"])
+    assert len(shown["loads"]) == 4
+    assert shown["max_over_lb"] == pytest.approx(max(shown["loads"]) / shown["lower_bound"])
+    assert main(["imkp", "show", str(built)]) == 0
+    assert "CV" in capsys.readouterr().out
+
+
+def test_lookup_arguments_and_stdin_agree_with_the_mapping(
+        built: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    mapping = read_mapping(built)
+    keys = ["w0", "Zürich", "never-seen", "wörd7"]
+    assert main(["imkp", "lookup", str(built), *keys]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{k}\t{mapping.reducer_of(k)}" for k in keys]
+    stdin = io.TextIOWrapper(io.BytesIO("\n".join(keys).encode() + b"\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["imkp", "lookup", str(built), "-"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+
+
+def test_errors_are_one_line_exit_2_and_leave_no_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.txt").write_text("a b c\n")
+    assert main(["imkp", "build", str(tmp_path / "in.txt"), "-r", "0", "-o",
+                 str(tmp_path / "m.imkp")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--reducers 0" in err and "Traceback" not in err
+    (tmp_path / "bad.imkp").write_bytes(b"HEDGEIMK\x00\x09" + bytes(60))
+    assert main(["imkp", "show", str(tmp_path / "bad.imkp")]) == 2
+    assert "version 9" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.imkp", "in.txt"]
