@@ -102,6 +102,7 @@ def test_classifier_fit_predict_and_errors():
 SMALL = MLNAParams(period_days=5, day_seconds=3600.0, window=6, n_estimators=40)
 
 
+@pytest.mark.slow
 def test_mlna_predicts_planted_weak_nodes_on_synthetic_history():
     s = synthetic_history(n_nodes=40, n_periods=8, period_days=5, day_seconds=3600.0, seed=1)
     # train on periods 0..6, predict period 7 from period 6's features

@@ -97,7 +97,8 @@ def server():
     Replay.fail_first, Replay.slow, Replay.calls = {}, set(), []
     Replay.routes = dict(ROUTES)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Replay)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
