@@ -62,6 +62,8 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
                    f"{config.policy_params or ''}".rstrip())
         return
     logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
+    # py4j logs every connection at INFO; keep the log about hedge's own events
+    logging.getLogger("py4j").setLevel(max(logging.WARNING, logging.getLevelName(log_level)))
     from hedge.server.service import ControlPlaneService
 
     service = ControlPlaneService(config)
