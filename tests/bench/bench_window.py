@@ -6,10 +6,17 @@ same run: first-free-slot (each straggler in order takes the earliest free slot,
 and the same skyline choice computed one straggler row at a time (no blocking). Also prints
 how much time and energy the skyline choice saves over first-free-slot on this instance, and
 how the cost grows with |S| (O(|S|·|V|)).
+
+``--compare [synthetic|google]`` instead runs the issue's policy comparison in the simulator
+(none, hadoop, hete-aware, window at the study's defaults: contention 2.5, straggler ratio
+0.2, heterogeneity 3.0, window 0.2, a highly utilised cluster) over ``--seeds`` seeds and
+prints mean job time and energy (power model of :mod:`hedge.analysis.energy`, static +
+dynamic, with its breakdown) normalised to ``none``.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -97,7 +104,7 @@ def best_of(fn, problem: AllocationProblem, repeat: int = 5) -> tuple[float, All
     return min(times), result
 
 
-def main() -> None:
+def bench_allocation() -> None:
     problem = random_problem(1000, 5000, seed=1)
     t_sky, sky = best_of(allocate, problem)
     t_ff, ff = best_of(first_free_slot, problem)
@@ -118,6 +125,81 @@ def main() -> None:
     for n_s in (250, 500, 1000, 2000):
         t, _ = best_of(allocate, random_problem(n_s, 5000, seed=2), repeat=3)
         print(f"  |S|={n_s:5d}: {t * 1e3:7.1f} ms  ({t * 1e9 / (n_s * 5000):.2f} ns per pair)")
+
+
+POLICIES = ("none", "hadoop", "hete-aware", "window")
+
+
+def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIES) -> None:
+    """The issue's comparison at the study's defaults, normalised to ``none`` per seed."""
+    from hedge.analysis.energy import (
+        PowerModel,
+        attempt_category,
+        energy_breakdown,
+        schedule_energy,
+    )
+    from hedge.sim.cluster import ClusterConfig
+    from hedge.sim.engine import simulate
+    from hedge.sim.metrics import summarize
+    from hedge.sim.results import KILLED
+    from hedge.traces.synthetic import default_workload, generate
+
+    if workload == "synthetic":
+        spec = "jobs=20,tasks=100,mean=30,rate=0.05"
+        nodes = 50
+        make = lambda seed: generate(spec, seed=seed)  # noqa: E731
+        what = f"synthetic {spec}"
+    else:
+        nodes, n_jobs = 300, 200
+        make = lambda seed: default_workload(seed, n_jobs=n_jobs)  # noqa: E731
+        what = f"Google-2011-fitted default workload, first {n_jobs} jobs"
+    cfg = ClusterConfig(nodes=nodes, slots=4, heterogeneity=3.0, contention=2.5,
+                        straggler_ratio=0.2)
+    power = PowerModel(cores=cfg.slots)
+    print(f"{what}; cluster nodes={nodes} slots=4 heterogeneity=3.0 contention=2.5 "
+          f"straggler_ratio=0.2; window=0.2; seeds {seeds}")
+    rows: dict[str, list[dict]] = {p: [] for p in policies}
+    for seed in seeds:
+        wl = make(seed)
+        for policy in policies:
+            t0 = time.perf_counter()
+            r = simulate(wl, policy, cfg, seed=seed)
+            s = summarize(r)
+            a = r.attempts
+            e = schedule_energy(a.node, a.start, a.end, power, n_nodes=nodes)
+            cat = attempt_category(a.copy, a.outcome != KILLED, a.straggler)
+            s.update(model_energy=e.total, dynamic=e.dynamic,
+                     breakdown=energy_breakdown(e.attempt, cat), wall=time.perf_counter() - t0)
+            rows[policy].append(s)
+            print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  energy "
+                  f"{e.total / 1e6:8.2f} MJ (dynamic {e.dynamic / 1e6:6.2f})  copies "
+                  f"{s['copies_launched']:5d} won {s['copies_won']:5d}  [{s['wall']:.0f} s]",
+                  flush=True)
+    base = rows["none"] if "none" in rows else rows[policies[0]]
+    print("normalised to none (mean over seeds of per-seed ratios):")
+    def ratio(policy: str, key: str) -> float:
+        pairs = zip(rows[policy], base, strict=True)
+        return float(np.mean([r[key] / b[key] for r, b in pairs]))
+
+    for policy in policies:
+        jt, en, dy = (ratio(policy, k) for k in ("mean_job_time", "model_energy", "dynamic"))
+        br = {k: np.mean([r["breakdown"][k] for r in rows[policy]]) / 1e6
+              for k in rows[policy][0]["breakdown"]}
+        print(f"  {policy:10s} job time {jt:.3f}  energy {en:.3f}  dynamic {dy:.3f}  "
+              "breakdown MJ " + " ".join(f"{k}={v:.2f}" for k, v in br.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", choices=("synthetic", "google"))
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--policies", default=",".join(POLICIES))
+    args = parser.parse_args()
+    if args.compare:
+        compare(args.compare, [int(x) for x in args.seeds.split(",")],
+                tuple(args.policies.split(",")))
+    else:
+        bench_allocation()
 
 
 if __name__ == "__main__":

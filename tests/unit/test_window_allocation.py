@@ -172,3 +172,12 @@ def test_empty_inputs():
     assert len(allocate(p).slot) == 0
     p = problem(end=[10.0], slot_start=[], base=[])
     assert allocate(p).slot.tolist() == [-1]
+
+
+def test_a_copy_never_goes_to_its_stragglers_node():
+    p = problem(end=[100], slot_start=[0, 0], base=[10, 20])
+    assert allocate(p).slot.tolist() == [0]
+    p.straggler_node, p.slot_node = np.array([3]), np.array([3, 4])
+    r = allocate(p)
+    assert r.slot.tolist() == [1] and r.dt[0] == pytest.approx(80)
+    assert p.metrics(np.array([0]))[0][0, 0] == -np.inf

@@ -44,7 +44,7 @@ FREE_AT = [15, 11, 20, 11.5, 100, 30]
 
 
 def test_reserves_the_best_slot_then_launches_the_copy_when_it_frees():
-    policy = WindowPolicy()
+    policy = WindowPolicy(slots="cluster")
     first = policy.decide(snapshot(10.0, RUNNING, FREE_AT, node_speed=[1, 0.5, 1]))
     # node 1 is twice as slow (t_C 22 vs 11): slot 1 on node 0 saves more time and energy
     assert first.speculate_task.tolist() == []
@@ -66,7 +66,7 @@ def test_avoids_a_slow_node_even_when_its_slot_frees_first():
     # at 0.5 after 10 s (ETD 20 s): the copy model takes them as the nodes' reference run
     # times, so slot 3 on node 1 beats slot 1 on node 0 although it frees later
     running = RUNNING[:2] + [(4, 4, R, 0, 5.0, 0.2)]
-    policy = WindowPolicy()
+    policy = WindowPolicy(slots="cluster")
     policy.decide(snapshot(10.0, running, FREE_AT))
     out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30]))
     assert out.prefer_node.tolist() == [1]
@@ -76,21 +76,47 @@ def test_uses_node_speeds_where_the_job_has_seen_nothing():
     # no attempt has reached min_progress (0.2): the mean completed run time (11 s) over
     # the node's relative speed is the reference; node 0 at speed 0.25 needs 44 s
     running = [(2, 2, R, 2, 0.0, 0.1), (3, 3, R, 1, 0.0, 0.15), (4, 4, R, 0, 5.0, 0.15)]
-    policy = WindowPolicy()
+    policy = WindowPolicy(slots="cluster")
     policy.decide(snapshot(10.0, running, FREE_AT, node_speed=[0.25, 1, 1]))
     out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30],
                                  node_speed=[0.25, 1, 1]))
     assert out.prefer_node.tolist() == [1]
-    policy = WindowPolicy()
+    policy = WindowPolicy(slots="cluster")
     policy.decide(snapshot(10.0, running, FREE_AT, node_speed=[1, 0.25, 1]))
     out = policy.decide(snapshot(11.0, running, [15, 11, 20, 11.0, 100, 30],
                                  node_speed=[1, 0.25, 1]))
     assert out.prefer_node.tolist() == [0]
 
 
+def test_own_slots_the_copy_takes_the_container_of_the_jobs_next_finishing_task():
+    # task 5 on node 0 is about to end (ECT 11): its container is the job's slot in the
+    # window; the copy of straggler task 2 is launched on node 0 once task 5 has finished
+    running = RUNNING[:2] + [(5, 5, R, 0, 0.0, 10 / 11)]
+    policy = WindowPolicy()
+    first = policy.decide(snapshot(10.0, running, [15, 15, 20, 30, 100, 30]))
+    assert len(first.speculate_task) == 0 and first.reserve_slots == 1
+    still = policy.decide(snapshot(10.5, running, [15, 15, 20, 30, 100, 30]))
+    assert len(still.speculate_task) == 0
+    done = policy.decide(snapshot(11.0, RUNNING[:2], [15, 11, 20, 30, 100, 30]))
+    assert done.speculate_task.tolist() == [2] and done.prefer_node.tolist() == [0]
+    assert done.reserve_slots == 0
+
+
+def test_own_slots_never_put_the_copy_on_the_stragglers_node():
+    # the only container freeing in the window is on node 2, the straggler's own node
+    running = RUNNING[:2] + [(5, 5, R, 2, 0.0, 10 / 11)]
+    out = WindowPolicy().decide(snapshot(10.0, running, [15, 15, 20, 30, 100, 30]))
+    assert out.reserve_slots == 0 and len(out.speculate_task) == 0
+
+
+def test_idle_slots_are_used_at_once():
+    out = WindowPolicy().decide(snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30]))
+    assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [0]
+
+
 def test_no_copy_when_no_slot_saves_energy():
     # only slot 5 (node 2) frees in the window and copies there would run 11 / 0.1 = 110 s
-    policy = WindowPolicy()
+    policy = WindowPolicy(slots="cluster")
     out = policy.decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 11],
                                  node_speed=[1, 1, 0.1]))
     assert out.reserve_slots == 0 and len(out.speculate_task) == 0
@@ -113,10 +139,10 @@ def test_learns_the_slot_reference_task_from_attempts_that_finish():
 def test_hete_aware_waits_until_all_normal_tasks_are_launched():
     waiting = RUNNING + [(5, 5, W, -1, np.nan, 0.0)]
     freed = [15, 11, 20, 11.5, 100, 30]
-    policy = HeteAwarePolicy()
+    policy = HeteAwarePolicy(slots="cluster")
     out = policy.decide(snapshot(11.0, waiting, freed))
     assert out.reserve_slots == 0 and len(out.speculate_task) == 0
-    policy = HeteAwarePolicy()
+    policy = HeteAwarePolicy(slots="cluster")
     out = policy.decide(snapshot(11.0, RUNNING, [15, 11, 20, 11.5, 100, 30], n_maps=5))
     assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [0]
 
@@ -140,6 +166,11 @@ def test_window_at_or_above_the_mean_task_duration_is_rejected():
     with pytest.raises(HedgeError, match=r"window_seconds = 11.*mean task duration \(11 s\)"):
         policy.decide(snapshot(10.0, RUNNING, FREE_AT))
     WindowPolicy(window_seconds=10.9).decide(snapshot(10.0, RUNNING, FREE_AT))
+
+
+def test_bad_slot_mode_rejected():
+    with pytest.raises(HedgeError, match="slots = 'all'.*'own' or 'cluster'"):
+        WindowPolicy(slots="all")
 
 
 def test_bad_bandwidth_and_power_constants_are_rejected():

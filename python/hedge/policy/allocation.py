@@ -47,6 +47,8 @@ class AllocationProblem:
     (T_h read local data), ``local_saving`` = D_Th / B (what a local copy saves where T_h
     was remote). Locality of copies (CSR): the slots where straggler i's input is local are
     ``local_slot[local_ptr[i]:local_ptr[i+1]]``; None means no copy is known to be local.
+    ``straggler_node`` / ``slot_node`` (optional, both or neither): a copy never runs on
+    its straggler's node (its run time there is taken as infinite).
     Times may use any origin (the scan time keeps the float32 fast path precise).
     """
 
@@ -61,6 +63,8 @@ class AllocationProblem:
     local_saving: np.ndarray
     local_ptr: np.ndarray | None = None
     local_slot: np.ndarray | None = None
+    straggler_node: np.ndarray | None = None
+    slot_node: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("criticalness", "end", "straggler_power", "remote_penalty", "slot_start",
@@ -102,6 +106,8 @@ class AllocationProblem:
         )
         r, cols = self._local_pairs(rows)
         tc[r, cols] = self.local_runtime[cols]
+        if self.straggler_node is not None:
+            np.copyto(tc, np.inf, where=np.equal.outer(self.straggler_node[rows], self.slot_node))
         return tc
 
     def metrics(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +127,8 @@ class AllocationProblem:
             len(keys), dtype=bool)
         remote = self.base_runtime[cols] + self.remote_penalty[rows] * self.last_local[cols]
         tc = np.where(local, self.local_runtime[cols], remote)
+        if self.straggler_node is not None:
+            tc = np.where(self.straggler_node[rows] == self.slot_node[cols], np.inf, tc)
         dt = time_saved(self.end[rows], 0.0, tc, self.slot_start[cols])
         return dt, energy_saved(self.straggler_power[rows], self.slot_power[cols], dt, tc)
 
@@ -162,6 +170,7 @@ class _BlockScorer:
         self.base = p.base_runtime.astype(f32)
         self.thl = p.last_local.astype(f32)
         self.local_rt = p.local_runtime.astype(f32)
+        self.same_node = p.straggler_node is not None
         shape = (block, p.n_slots)
         self.tc, self.dt, self.de, self.score = (np.empty(shape, f32) for _ in range(4))
         self.bad, self.bad2 = np.empty(shape, bool), np.empty(shape, bool)
@@ -179,6 +188,9 @@ class _BlockScorer:
         tc += self.base
         r, cols = self.p._local_pairs(rows)
         tc[r, cols] = self.local_rt[cols]
+        if self.same_node:
+            np.equal.outer(self.p.straggler_node[rows], self.p.slot_node, out=bad)
+            np.copyto(tc, np.inf, where=bad)
         np.subtract.outer(self.end[rows], self.start, out=dt)
         dt -= tc  # Δt = end - (t_Vj + t_C)
         np.multiply(tc, self.pj, out=de)

@@ -165,6 +165,7 @@ class WindowPolicy(Policy):
         straggler_factor: float = 1.2,
         hold_ahead: float = 1.0,
         min_progress: float = 0.2,
+        slots: str = "own",
     ) -> None:
         if not 0 < float(window) < 1:
             raise HedgeError(
@@ -189,10 +190,13 @@ class WindowPolicy(Policy):
                              "seconds >= 0")
         self.hold_ahead = float(hold_ahead)
         self.min_progress = float(min_progress)
+        if slots not in ("own", "cluster"):
+            raise HedgeError(f"policy '{self.name}': slots = {slots!r}, expected 'own' or "
+                             "'cluster'")
+        self.slots = slots
         self._window_end = -np.inf
         self._copied: set[int] = set()
-        # pending reservations: task, slot, node
-        self._pending = np.empty((0, 3), dtype=np.int64)
+        self._pending = np.empty(0, dtype=_PENDING)
         self._history = _NodeHistory()
 
     # ---------------------------------------------------------------- the scan
@@ -224,21 +228,46 @@ class WindowPolicy(Policy):
         return self.window_seconds
 
     def _launch_ready(self, snap: Snapshot) -> Actions:
-        """Copies whose reserved slot is free now; the rest stay reserved."""
+        """Copies whose reserved slot is free now; hold the slots freeing before the next
+        scan (``reserve_slots``); the other slots go to normal tasks."""
         pend = self._pending
         if len(pend) == 0:
             return Actions.nothing()
         a = snap.attempts
-        alive = np.isin(pend[:, 0], a.task[a.running])
-        pend = pend[alive]
+        running = a.attempt[a.running]
+        pend = pend[np.isin(pend["task"], a.task[a.running])]
         free_at = snap.cluster.slot_free_at
-        ready = free_at[pend[:, 1]] <= snap.now if len(free_at) else np.ones(len(pend), bool)
+        slot_free = np.ones(len(pend), dtype=bool)
+        has_slot = pend["slot"] >= 0
+        if len(free_at):
+            slot_free[has_slot] = free_at[pend["slot"][has_slot]] <= snap.now
+        trigger_gone = (pend["trigger"] < 0) | ~np.isin(pend["trigger"], running)
+        ready = slot_free & trigger_gone
         go, self._pending = pend[ready], pend[~ready]
-        self._copied.update(go[:, 0].tolist())
-        soon = free_at[self._pending[:, 1]] <= snap.now + self.hold_ahead if len(free_at) \
-            else np.zeros(len(self._pending), bool)
-        return Actions(speculate_task=go[:, 0], prefer_node=go[:, 2],
+        self._copied.update(go["task"].tolist())
+        soon = self._pending["start"] <= snap.now + self.hold_ahead
+        return Actions(speculate_task=go["task"], prefer_node=go["node"],
                        reserve_slots=int(soon.sum()))
+
+    def _predict_slots(self, snap: Snapshot, w: float, ect: np.ndarray) -> np.ndarray:
+        """The slots V freeing up within the window, ordered by time (step 2).
+
+        ``slots="own"``: the job's own containers whose attempt is expected to end by
+        now + w (an AM can only re-use its own containers), plus the cluster's idle slots.
+        ``slots="cluster"``: every slot of the cluster freeing by now + w
+        (``ClusterFacts.slot_free_at``)."""
+        a, c, now = snap.attempts, snap.cluster, snap.now
+        parts = []
+        if len(c.slot_free_at):
+            mask = c.slot_free_at <= (now if self.slots == "own" else now + w)
+            idx = np.flatnonzero(mask)
+            parts.append(_slots(c.slot_node[idx], np.maximum(c.slot_free_at[idx], now), -1, idx))
+        if self.slots == "own":
+            own = np.flatnonzero(a.running & (a.node >= 0) & (ect <= now + w))
+            parts.append(_slots(a.node[own], np.maximum(ect[own], now), a.attempt[own], -1))
+        v = np.concatenate(parts) if parts else np.empty(0, dtype=_PENDING)
+        v = v[~np.isin(v["node"], c.blacklist)]
+        return v[np.argsort(v["start"], kind="stable")]
 
     # ---------------------------------------------------------------- the plan
     def _eligible_types(self, snap: Snapshot) -> list[int]:
@@ -265,28 +294,32 @@ class WindowPolicy(Policy):
         flagged = detect(self.detector, snap, **self.detector_params)
         ect = estimate_ect("rate", a, snap.now)
         rows = self._stragglers(snap, typical, flagged, ect)
-        if len(rows) == 0 or len(c.slot_free_at) == 0:
-            return np.empty((0, 3), dtype=np.int64)
-        slots = np.flatnonzero((c.slot_free_at <= snap.now + w)
-                               & ~np.isin(c.slot_node, c.blacklist))
-        slots = slots[np.argsort(c.slot_free_at[slots], kind="stable")]
-        n_nodes = max(int(c.slot_node.max()) + 1, int(a.node.max(initial=-1)) + 1)
-        busy = np.bincount(c.slot_node[c.slot_free_at > snap.now], minlength=n_nodes)
+        if len(rows) == 0:
+            return np.empty(0, dtype=_PENDING)
+        v = self._predict_slots(snap, w, ect)
+        n_nodes = max(int(c.slot_node.max(initial=-1)) + 1, int(a.node.max(initial=-1)) + 1,
+                      int(v["node"].max(initial=-1)) + 1)
+        if len(c.slot_free_at):
+            busy = np.bincount(c.slot_node[c.slot_free_at > snap.now], minlength=n_nodes)
+        else:
+            busy = np.bincount(a.node[a.running & (a.node >= 0)], minlength=n_nodes)
         plan = []
-        free = np.ones(len(slots), dtype=bool)
+        free = np.ones(len(v), dtype=bool)
         for ttype in np.unique(a.task_type[rows]):
             mine = rows[a.task_type[rows] == ttype]
-            cols = slots[free]
+            cols = np.flatnonzero(free)
             if len(cols) == 0:
                 break
             ref = self._node_reference(snap, int(ttype), flagged, ect, typical, local, n_nodes)
-            problem = self._problem(snap, mine, cols, ect, ref, busy)
+            problem = self._problem(snap, mine, v[cols], ect, ref, busy)
             result = allocate(problem, reschedule=self.reschedule, top_k=self.top_k)
             ok = result.placed
             chosen = cols[result.slot[ok]]
-            free[np.isin(slots, chosen)] = False
-            plan.append(np.stack([a.task[mine[ok]], chosen, c.slot_node[chosen]], axis=1))
-        return np.concatenate(plan) if plan else np.empty((0, 3), dtype=np.int64)
+            free[chosen] = False
+            booked = v[chosen].copy()
+            booked["task"] = a.task[mine[ok]]
+            plan.append(booked)
+        return np.concatenate(plan) if plan else np.empty(0, dtype=_PENDING)
 
     def _node_reference(self, snap: Snapshot, ttype: int, flagged: np.ndarray,
                         ect: np.ndarray, typical: np.ndarray, local: np.ndarray,
@@ -328,14 +361,14 @@ class WindowPolicy(Policy):
                                   / self.bandwidth, saving[:m])
         return runtime, last_local, saving
 
-    def _problem(self, snap: Snapshot, rows: np.ndarray, cols: np.ndarray, ect: np.ndarray,
+    def _problem(self, snap: Snapshot, rows: np.ndarray, v: np.ndarray, ect: np.ndarray,
                  ref: tuple[np.ndarray, np.ndarray, np.ndarray], busy: np.ndarray
                  ) -> AllocationProblem:
-        """Stragglers ``rows`` (attempt rows) against slots ``cols``; times from now."""
-        a, c, now = snap.attempts, snap.cluster, snap.now
-        node = c.slot_node[cols]
+        """Stragglers ``rows`` (attempt rows) against predicted slots ``v``; times from now."""
+        a, now = snap.attempts, snap.now
+        node = v["node"]
         runtime, last_local, saving = ref
-        freed = c.slot_free_at[cols] > now  # the slot's own task leaves before the copy
+        freed = v["start"] > now  # the slot's own task leaves before the copy starts
         p_slot = self.power.slot_power(np.maximum(busy[node] - freed, 0))
         p_strag = self.power.slot_power(np.maximum(busy[a.node[rows]] - 1, 0))
         local_ptr, local_slot = self._copy_locality(snap, rows, node)
@@ -344,13 +377,15 @@ class WindowPolicy(Policy):
             end=ect[rows] - now,
             straggler_power=p_strag,
             remote_penalty=np.nan_to_num(a.input_bytes[rows]) / self.bandwidth,
-            slot_start=np.maximum(c.slot_free_at[cols], now) - now,
+            slot_start=v["start"] - now,
             slot_power=p_slot,
             base_runtime=runtime[node],
             last_local=last_local[node],
             local_saving=saving[node],
             local_ptr=local_ptr,
             local_slot=local_slot,
+            straggler_node=a.node[rows],
+            slot_node=node,
         )
 
     @staticmethod
@@ -387,6 +422,20 @@ class HeteAwarePolicy(WindowPolicy):
         a = snap.attempts
         waiting = (a.state == AttemptState.WAITING) & ~a.speculative
         return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
+
+
+# a predicted slot, and (with ``task`` set) a reservation: the node, when it frees, the
+# attempt whose end frees it (-1: none) and the cluster slot index (-1: not known)
+_PENDING = np.dtype([("task", np.int64), ("node", np.int64), ("start", np.float64),
+                     ("trigger", np.int64), ("slot", np.int64)])
+
+
+def _slots(node: np.ndarray, start: np.ndarray, trigger: np.ndarray | int,
+           slot: np.ndarray | int) -> np.ndarray:
+    out = np.empty(len(node), dtype=_PENDING)
+    out["task"], out["node"], out["start"] = -1, node, start
+    out["trigger"], out["slot"] = trigger, slot
+    return out
 
 
 def _mean_or(values: np.ndarray, default: float) -> float:
