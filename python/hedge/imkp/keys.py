@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ from hedge.imkp.sources import Source, read_full
 DELIMITERS = b" \t\n\r\f"
 _IS_DELIMITER = np.zeros(256, dtype=bool)
 _IS_DELIMITER[list(DELIMITERS)] = True
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
