@@ -18,6 +18,7 @@ from hedge.errors import HedgeError
 
 # name -> (module:attribute, one-line help). Add an area's command group here.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("hedge.sim.cli:simulate", "Replay a workload under speculation policies."),
     "detect": ("hedge.detect.cli:detect", "Straggler detection studies (accuracy, estimation error)."),
     "imkp": ("hedge.imkp.cli:imkp", "ImKP: build, show and look up key-to-reducer mappings that balance reducer input."),
     "plan": ("hedge.analysis.cli:plan", "Plan speculation: Chronos r per strategy, replication (p, r, keep|kill)."),

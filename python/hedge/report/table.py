@@ -1,0 +1,41 @@
+"""Plain-text table of simulation results (one row per policy, or per policy and seed)."""
+
+from __future__ import annotations
+
+from hedge.sim.metrics import KEYS
+
+_HEADERS = {
+    "policy": "policy", "jobs": "jobs", "mean_job_time": "mean", "p50_job_time": "p50",
+    "p95_job_time": "p95", "p99_job_time": "p99", "makespan": "makespan",
+    "machine_time": "machine_s", "energy": "energy_kWh", "deadline_hit_rate": "PoCD",
+    "copies_launched": "copies", "copies_won": "won", "copies_killed": "killed",
+    "precision": "prec", "recall": "recall",
+}
+
+
+def _cell(key: str, value: object) -> str:
+    if value is None:
+        return "-"
+    if key == "energy":
+        return f"{float(value) / 3.6e6:.1f}"
+    if key in ("deadline_hit_rate", "precision", "recall"):
+        return f"{float(value):.3f}"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def format_table(rows: list[dict]) -> str:
+    """Aligned columns: times in seconds, energy in kWh, rates as fractions."""
+    keys = list(KEYS)
+    if len({r.get("seed") for r in rows}) > 1:
+        keys.insert(1, "seed")
+    headers = [_HEADERS.get(k, k) for k in keys]
+    cells = [[_cell(k, r.get(k)) for k in keys] for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.rjust(w) if i else h.ljust(w)
+                       for i, (h, w) in enumerate(zip(headers, widths, strict=True)))]
+    for row in cells:
+        lines.append("  ".join(c.rjust(w) if i else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+    return "\n".join(lines)

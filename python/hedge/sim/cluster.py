@@ -1,0 +1,207 @@
+"""The simulated cluster: its settings, node speeds and ground-truth node degradation.
+
+Model (all times in seconds, work in "seconds on a typical idle node"):
+
+- ``nodes`` nodes with ``slots`` containers each.
+- Heterogeneity ``h``: node speed factors ``h ** (0.5 - u)`` with ``u`` uniform in [0, 1]
+  (seeded), rescaled so the slowest node is exactly ``h`` times slower than the fastest and
+  the typical (median-u) node runs at speed 1.
+- Contention ``c``: an attempt on a node with ``b`` busy slots runs ``stretch`` times slower,
+  ``stretch = 1 + (c - 1) * (b - 1) / (S - 1)`` (1 when alone, ``c`` when the node is full;
+  1 when ``S == 1``).
+- Degradation: a fraction ``degraded`` of nodes (seeded) is ``degrade_factor`` times slower
+  during periods of mean length ``degrade_period`` separated by exponential gaps of mean
+  ``degrade_gap``; the periods are ground truth for node analysis (``Degradation``).
+- Heartbeats every ``hw`` seconds with a latency from ``latency`` (``const:X``,
+  ``uniform:A:B`` or ``exp:MEAN``), clipped below ``hw`` so reports arrive in order.
+- ``startup``: seconds between an attempt's launch and its first unit of work (JVM start).
+- ``bandwidth``: bytes/s for remote input; a task placed away from its input's node pays
+  ``input_bytes / bandwidth`` extra seconds (only when input sizes are known).
+- ``shuffle``: extra seconds every reduce attempt spends fetching map output.
+- ``straggler_ratio`` / ``slowdown``: when ``straggler_ratio`` > 0 the simulator draws the
+  ground-truth straggler factors itself (uniform in ``slowdown``) instead of using the
+  workload's ``straggler_factor``.
+- ``scheduler``: ``fifo`` or ``fair`` sharing of slots between jobs; ``scan``: the AM
+  speculation scan period; ``tick``: the scheduling period (YARN NodeManager heartbeat,
+  1 s): freed slots are re-assigned at the next tick.
+- ``power``: watts drawn per busy slot (energy hook, see ``hedge.sim.energy``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from hedge.errors import HedgeError
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Settings of one simulated cluster (see the module docstring for the model)."""
+
+    nodes: int = 100
+    slots: int = 4
+    heterogeneity: float = 1.0
+    contention: float = 1.0
+    hw: float = 3.0
+    latency: str = "uniform:0.05:0.5"
+    scan: float = 1.0
+    tick: float = 1.0
+    startup: float = 0.0
+    bandwidth: float = 1e8
+    shuffle: float = 0.0
+    degraded: float = 0.0
+    degrade_factor: float = 3.0
+    degrade_period: float = 600.0
+    degrade_gap: float = 3600.0
+    straggler_ratio: float = 0.0
+    slowdown: str = "2:5"
+    scheduler: str = "fifo"
+    power: float = 30.0
+
+    def __post_init__(self) -> None:
+        checks = (
+            ("nodes", self.nodes >= 1, "an integer >= 1"),
+            ("slots", self.slots >= 1, "an integer >= 1"),
+            ("heterogeneity", self.heterogeneity >= 1, "a factor >= 1"),
+            ("contention", self.contention >= 1, "a factor >= 1"),
+            ("hw", self.hw > 0, "seconds > 0"),
+            ("scan", self.scan > 0, "seconds > 0"),
+            ("tick", self.tick > 0, "seconds > 0"),
+            ("startup", self.startup >= 0, "seconds >= 0"),
+            ("bandwidth", self.bandwidth > 0, "bytes/s > 0"),
+            ("shuffle", self.shuffle >= 0, "seconds >= 0"),
+            ("degraded", 0 <= self.degraded <= 1, "a fraction in [0, 1]"),
+            ("degrade_factor", self.degrade_factor >= 1, "a factor >= 1"),
+            ("degrade_period", self.degrade_period > 0, "seconds > 0"),
+            ("degrade_gap", self.degrade_gap > 0, "seconds > 0"),
+            ("straggler_ratio", 0 <= self.straggler_ratio <= 1, "a fraction in [0, 1]"),
+            ("scheduler", self.scheduler in ("fifo", "fair"), "'fifo' or 'fair'"),
+            ("power", self.power >= 0, "watts >= 0"),
+        )
+        for name, ok, expected in checks:
+            if not ok:
+                raise HedgeError(f"cluster: {name}={getattr(self, name)!r}, expected {expected}")
+        self.slowdown_range()
+        latency_sampler(self.latency)
+
+    @property
+    def total_slots(self) -> int:
+        return self.nodes * self.slots
+
+    def slowdown_range(self) -> tuple[float, float]:
+        """``slowdown`` as (low, high), e.g. "2:5" -> (2.0, 5.0)."""
+        try:
+            low, high = (float(x) for x in self.slowdown.split(":"))
+        except ValueError:
+            raise HedgeError(
+                f"cluster: slowdown={self.slowdown!r}, expected LOW:HIGH such as 2:5"
+            ) from None
+        if not 1 <= low <= high:
+            raise HedgeError(f"cluster: slowdown={self.slowdown!r}, expected 1 <= LOW <= HIGH")
+        return low, high
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_cluster(text: str | None) -> ClusterConfig:
+    """``"nodes=100,slots=4,heterogeneity=3.0"`` -> ClusterConfig (unknown keys rejected)."""
+    if not text:
+        return ClusterConfig()
+    types = {f.name: f.type for f in fields(ClusterConfig)}
+    values: dict[str, object] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in types:
+            raise HedgeError(
+                f"--cluster: '{item}' is not KEY=VALUE with KEY one of {', '.join(types)}"
+            )
+        kind = types[key]
+        try:
+            values[key] = int(value) if kind == "int" else float(value) if kind == "float" else value
+        except ValueError:
+            raise HedgeError(f"--cluster: {key}={value!r}, expected a number") from None
+    return ClusterConfig(**values)
+
+
+def latency_sampler(spec: str):
+    """Map uniforms u in [0, 1) to latencies: ``const:X``, ``uniform:A:B``, ``exp:MEAN``."""
+    kind, _, rest = spec.partition(":")
+    try:
+        args = [float(x) for x in rest.split(":")] if rest else []
+    except ValueError:
+        args = None
+    shapes = {"const": 1, "uniform": 2, "exp": 1}
+    if kind not in shapes or args is None or len(args) != shapes[kind] or min(args) < 0:
+        raise HedgeError(
+            f"cluster: latency={spec!r}, expected const:X, uniform:A:B or exp:MEAN (seconds >= 0)"
+        )
+    if kind == "const":
+        return lambda u: np.full_like(u, args[0])
+    if kind == "uniform":
+        return lambda u: args[0] + (args[1] - args[0]) * u
+    return lambda u: -args[0] * np.log1p(-u)
+
+
+def node_speeds(config: ClusterConfig, rng: np.random.Generator) -> np.ndarray:
+    """Per-node speed factors: the slowest exactly ``h`` times slower than the fastest."""
+    u = rng.random(config.nodes)
+    if config.nodes > 1 and u.max() > u.min():
+        u = (u - u.min()) / (u.max() - u.min())
+    else:
+        u = np.full(config.nodes, 0.5)
+    return config.heterogeneity ** (0.5 - u)
+
+
+@dataclass
+class Degradation:
+    """Ground truth: node ``node[i]`` runs ``factor[i]`` times slower in [start[i], end[i])."""
+
+    node: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    factor: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+    def boundaries(self) -> np.ndarray:
+        """Sorted times at which some node's speed changes."""
+        return np.unique(np.concatenate([self.start, self.end]))
+
+    def slowdown_at(self, t: float, n_nodes: int) -> np.ndarray:
+        """Per-node slowdown factor in effect at time ``t`` (1 = healthy)."""
+        out = np.ones(n_nodes)
+        active = (self.start <= t) & (t < self.end)
+        np.maximum.at(out, self.node[active], self.factor[active])
+        return out
+
+    def as_records(self) -> list[dict]:
+        return [
+            {"node": int(n), "start": float(s), "end": float(e), "factor": float(f)}
+            for n, s, e, f in zip(self.node, self.start, self.end, self.factor, strict=True)
+        ]
+
+
+def draw_degradation(config: ClusterConfig, horizon: float, rng: np.random.Generator) -> Degradation:
+    """Slow periods on a seeded ``degraded`` fraction of nodes, up to ``horizon`` seconds."""
+    n_weak = int(round(config.degraded * config.nodes))
+    weak = np.sort(rng.choice(config.nodes, size=n_weak, replace=False)) if n_weak else []
+    nodes, starts, ends = [], [], []
+    for node in weak:
+        t = rng.exponential(config.degrade_gap) * rng.random()
+        while t < horizon:
+            length = rng.exponential(config.degrade_period)
+            nodes.append(node)
+            starts.append(t)
+            ends.append(t + length)
+            t += length + rng.exponential(config.degrade_gap)
+    return Degradation(
+        node=np.asarray(nodes, dtype=np.int64),
+        start=np.asarray(starts, dtype=np.float64),
+        end=np.asarray(ends, dtype=np.float64),
+        factor=np.full(len(nodes), config.degrade_factor),
+    )

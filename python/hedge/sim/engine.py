@@ -1,0 +1,815 @@
+"""The trace-driven simulator: jobs, slots, attempts, heartbeats and policy scans.
+
+Time advances on a grid of ``tick`` seconds (the YARN NodeManager heartbeat that hands out
+containers), but only to grid points where something happens (an attempt ends, a job
+arrives, a scan is due, a node's speed changes). Between two such points every running
+attempt progresses at a constant rate, so the state of *all* running attempts moves in one
+vectorised step (struct of arrays ``_Live``), and an attempt's end is computed exactly
+inside the step. At each visited grid time ``t``, in order:
+
+1. attempts whose work ended in ``(t_prev, t]`` complete; the first to end wins its task,
+   the task's other attempts are killed at that instant; freed slots become free at ``t``;
+2. jobs that arrived by ``t`` become active (maps runnable; reduces once all maps are done);
+3. every job whose scan is due gets a ``Snapshot`` of what its AM has received and its
+   policy's ``Actions`` are applied (kills, copies, Chronos resumes, reservations);
+4. the job scheduler (FIFO or Fair) fills free slots: waiting copies first (in request
+   order, on a node not running that task, honouring ``prefer_node``/``avoid_nodes``),
+   then original tasks, leaving reserved slots for copies;
+5. every running attempt's rate is recomputed from its node's speed, degradation and load.
+
+An attempt's work is its task's duration x straggler factor (copies draw a fresh factor),
+plus remote-input time ``input_bytes / bandwidth`` when placed away from the input's node,
+plus ``shuffle`` seconds for reduces; its rate is
+``speed[node] / (degradation[node] * stretch(busy slots on node))`` with
+``stretch(b) = 1 + (c - 1) * (b - 1) / (S - 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from hedge.errors import HedgeError
+from hedge.model import (
+    MAP,
+    REDUCE,
+    Actions,
+    AttemptState,
+    AttemptTable,
+    ClusterFacts,
+    JobFacts,
+    Snapshot,
+)
+from hedge.policy import create
+from hedge.sim.cluster import (
+    ClusterConfig,
+    draw_degradation,
+    latency_sampler,
+    node_speeds,
+)
+from hedge.sim.energy import total_energy
+from hedge.sim.heartbeat import Latency, last_received
+from hedge.sim.results import KILLED, NORMAL, WON, AttemptRecords, SimResult
+from hedge.traces.workload import Workload
+
+EPS = 1e-9
+# pool states of an attempt record
+_NEW, _RUNNING, _DONE, _KILLED, _CANCELLED = 0, 1, 2, 3, 4
+
+_IDLE_START = 1e18  # start/work-begin of an empty slot: far future, so it never ends
+
+
+class _Live:
+    """The attempt running in each slot (struct of arrays indexed by slot; ``aid`` -1: empty).
+
+    ``ws``: when work begins (start + JVM startup); ``W`` / ``w``: total / done work
+    (``W = inf`` on an empty slot, so it never ends); ``r``: current rate; ``k``: index of
+    the last heartbeat sent; ``p0`` / ``p1``: progress in reports ``k`` and ``k - 1``;
+    ``kfp`` / ``fpp``: index and progress of the first report with progress > 0; ``frac0``:
+    fraction of the task done before this attempt (Chronos resume).
+    """
+
+    def __init__(self, n_slots: int, idle_task: int) -> None:
+        self.idle_task = idle_task
+        self.aid = np.full(n_slots, -1, dtype=np.int64)
+        self.task = np.full(n_slots, idle_task, dtype=np.int64)
+        self.job = np.full(n_slots, -1, dtype=np.int64)
+        self.start = np.full(n_slots, _IDLE_START)
+        self.ws = np.full(n_slots, _IDLE_START)
+        self.W = np.full(n_slots, np.inf)
+        self.w = np.zeros(n_slots)
+        self.r = np.ones(n_slots)
+        self.k = np.zeros(n_slots, dtype=np.int64)
+        self.p0 = np.zeros(n_slots)
+        self.p1 = np.zeros(n_slots)
+        self.kfp = np.ones(n_slots, dtype=np.int64)
+        self.fpp = np.full(n_slots, np.nan)
+        self.frac0 = np.zeros(n_slots)
+
+    def clear(self, slots: np.ndarray) -> None:
+        self.aid[slots] = -1
+        self.task[slots] = self.idle_task
+        self.job[slots] = -1
+        self.start[slots] = _IDLE_START
+        self.ws[slots] = _IDLE_START
+        self.W[slots] = np.inf
+        self.w[slots] = 0.0
+        self.k[slots] = 0
+
+
+class Simulator:
+    """Run one policy on one workload and cluster; ``run()`` returns a ``SimResult``.
+
+    ``policy_params`` go to ``hedge.policy.create`` (one policy object per job).
+    ``deadline_factor`` F sets each job's deadline to arrival + F x its no-straggler run
+    time, taken as the critical path on an idle typical node: the longest map plus the
+    longest reduce (plus ``shuffle``).
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        cluster: ClusterConfig | None = None,
+        policy: str = "none",
+        policy_params: dict | None = None,
+        seed: int = 0,
+        deadline_factor: float | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.workload = workload
+        self.cluster = cluster or ClusterConfig()
+        self.policy_name = policy
+        self.policy_params = dict(policy_params or {})
+        self.seed = int(seed)
+        self.deadline_factor = deadline_factor
+        self.progress = progress
+        if deadline_factor is not None and not deadline_factor > 0:
+            raise HedgeError(f"--deadline-factor={deadline_factor!r}, expected a number > 0")
+        probe = create(policy, **self.policy_params)
+        # a policy class may declare ``speculates = False`` (e.g. ``none``): never scanned
+        self._observing = bool(getattr(probe, "speculates", True))
+
+    # ------------------------------------------------------------------ set-up
+    def _setup(self) -> None:
+        wl, cfg = self.workload, self.cluster
+        rng = np.random.default_rng(self.seed)
+        self._rng = rng
+        job_order = np.argsort(wl.arrival, kind="stable")
+        rank = np.empty(wl.n_jobs, dtype=np.int64)
+        rank[job_order] = np.arange(wl.n_jobs)
+        task_rank = rank[wl.task_job]
+        perm = np.lexsort((np.arange(wl.n_tasks), wl.task_type, task_rank))
+        self._job_order, self._perm = job_order, perm
+        n, nj = wl.n_tasks, wl.n_jobs
+
+        self.t_job = task_rank[perm]
+        self.t_type = wl.task_type[perm]
+        self.t_base = wl.duration[perm]
+        self.t_input = wl.input_bytes[perm]
+        if cfg.straggler_ratio > 0:
+            low, high = cfg.slowdown_range()
+            slow = rng.random(n) < cfg.straggler_ratio
+            self.t_factor = np.where(slow, rng.uniform(low, high, n), 1.0)
+        else:
+            self.t_factor = wl.straggler_factor[perm].copy()
+        machine = wl.machine[perm]
+        self.t_home = np.where(machine >= 0, machine % cfg.nodes, rng.integers(0, cfg.nodes, n))
+        # one extra trailing row: the sentinel task of empty slots (never done)
+        self.t_done = np.zeros(n + 1, dtype=bool)
+        self.t_finish = np.full(n, np.nan)
+        self.t_runtime = np.full(n, np.nan)
+        self.t_detected = np.zeros(n, dtype=bool)
+        self.t_launched = np.zeros(n, dtype=np.int64)
+        self._local_matters = bool(np.isfinite(self.t_input).any())
+
+        self.j_arrival = wl.arrival[job_order]
+        self.j_ids = [wl.job_ids[i] for i in job_order]
+        sizes = wl.tasks_per_job[job_order]
+        self.j_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        is_map = (self.t_type == MAP).astype(np.int64)
+        self.j_nmaps = np.add.reduceat(is_map, self.j_off) if n else np.zeros(nj, np.int64)
+        self.j_nmaps = np.where(sizes > 0, self.j_nmaps, 0)
+        self.j_nred = sizes - self.j_nmaps
+        self.j_next = self.j_off.copy()
+        self.j_end = np.where(self.j_nmaps > 0, self.j_off + self.j_nmaps, self.j_off + sizes)
+        self.j_maps_left = self.j_nmaps.copy()
+        self.j_left = sizes.copy()
+        self.j_last = np.full(nj, -np.inf)
+        self.j_finish = np.full(nj, np.nan)
+        self.j_next_scan = np.full(nj, np.inf)
+        self.j_wake = np.zeros(nj, dtype=bool)
+        self.j_reserved = np.zeros(nj, dtype=np.int64)
+        self.j_avoid: dict[int, np.ndarray] = {}
+        self.j_policy: dict[int, object] = {}
+        self.j_deadline = self._deadlines(sizes)
+
+        # attempt pool: originals at index == task, copies/relaunches appended
+        cap = max(16, int(n * 1.25))
+        self.a_task = np.full(cap, -1, dtype=np.int64)
+        self.a_task[:n] = np.arange(n)
+        self.a_node = np.full(cap, -1, dtype=np.int64)
+        self.a_start = np.full(cap, np.nan)
+        self.a_end = np.full(cap, np.nan)
+        self.a_state = np.zeros(cap, dtype=np.int8)
+        self.a_copy = np.zeros(cap, dtype=bool)
+        self.a_prefer = np.full(cap, -1, dtype=np.int64)
+        self.a_frac0 = np.zeros(cap)
+        self._n_attempts = n
+        self._queue: list[int] = []  # waiting copies / relaunches, in request order
+
+        self.speed = node_speeds(cfg, rng)
+        self._node_perm = rng.permutation(cfg.nodes)
+        work = float((self.t_base * self.t_factor).sum())
+        horizon = (float(self.j_arrival.max(initial=0.0)) + 3 * work / cfg.total_slots
+                   + 2 * cfg.heterogeneity * float((self.t_base * self.t_factor).max(initial=0)))
+        self.degradation = draw_degradation(cfg, horizon, rng)
+        self._bounds = self.degradation.boundaries()
+        self._bound_i = 0
+        self._degr = np.ones(cfg.nodes)
+        S = cfg.slots
+        busy = np.arange(S + 1)
+        self._stretch = 1 + (cfg.contention - 1) * np.maximum(busy - 1, 0) / max(S - 1, 1)
+        self.slot_busy = np.zeros(cfg.total_slots, dtype=bool)
+        self.busy_n = np.zeros(cfg.nodes, dtype=np.int64)
+        self.live = _Live(cfg.total_slots, idle_task=n)
+        self.slot_node = np.arange(cfg.total_slots) // cfg.slots
+        self.slot_speed = self.speed[self.slot_node]
+        self.latency = Latency(latency_sampler(cfg.latency), cfg.hw, self.seed)
+        self._active = np.empty(0, dtype=np.int64)
+        self._arrived = 0
+        self._arrival_grid = np.ceil(self.j_arrival / cfg.tick - EPS) * cfg.tick + 0.0
+        self._jobs_left = int((sizes > 0).sum())
+        self.scans = 0
+        self._copy_rng = np.random.default_rng([self.seed, 1])
+        self._factor_pool = self.t_factor if n else np.ones(1)
+
+    def _deadlines(self, sizes: np.ndarray) -> np.ndarray:
+        nj = len(sizes)
+        if self.deadline_factor is None or nj == 0:
+            return np.full(nj, np.nan)
+        job = self.t_job
+        longest = np.zeros((nj, 2))
+        np.maximum.at(longest, (job, self.t_type.astype(np.int64)), self.t_base)
+        critical = longest[:, MAP] + longest[:, REDUCE] + np.where(
+            self.j_nred > 0, self.cluster.shuffle, 0.0)
+        return self.j_arrival + self.deadline_factor * critical
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> SimResult:
+        began = time.perf_counter()
+        self._setup()
+        cfg = self.cluster
+        n_tasks = len(self.t_base)
+        bar = tqdm(total=n_tasks, unit="task", file=sys.stderr, delay=2.0,
+                   disable=not self.progress, desc=self.policy_name, leave=False)
+        t = float(self._arrival_grid[0]) if len(self._arrival_grid) else 0.0
+        t_prev = t
+        done_before = 0
+        while True:
+            self._advance(t_prev, t)
+            self._arrivals(t)
+            if self._bound_i < len(self._bounds) and self._bounds[self._bound_i] <= t + EPS:
+                self._bound_i = int(np.searchsorted(self._bounds, t + EPS, side="right"))
+                self._degr = self.degradation.slowdown_at(t, cfg.nodes)
+            if self._observing:
+                self._scan(t)
+            self._schedule(t)
+            self._update_rates()
+            done_now = int(self.t_done.sum()) if self.progress else 0
+            if done_now > done_before:
+                bar.update(done_now - done_before)
+                done_before = done_now
+            if self._jobs_left == 0:
+                break
+            t_prev, t = t, self._next_time(t)
+        bar.close()
+        return self._result(time.perf_counter() - began)
+
+    def _next_time(self, t: float) -> float:
+        tick = self.cluster.tick
+        candidates = []
+        live = self.live
+        end = float((np.maximum(live.ws, t) + (live.W - live.w) / live.r).min())
+        if math.isfinite(end):
+            candidates.append(end)
+        if self._arrived < len(self._arrival_grid):
+            candidates.append(self._arrival_grid[self._arrived])
+        if self._observing and len(self._active):
+            candidates.append(self.j_next_scan[self._active].min())
+        if self._bound_i < len(self._bounds):
+            candidates.append(self._bounds[self._bound_i])
+        nxt = min(candidates) if candidates else math.inf
+        if not math.isfinite(nxt):
+            raise HedgeError(
+                f"simulation stalled at t={t:.1f}s with {self._jobs_left} unfinished jobs "
+                "(no attempt running and nothing scheduled)"
+            )
+        step = max(math.ceil(nxt / tick - EPS), round(t / tick) + 1)
+        return step * tick
+
+    # ------------------------------------------------------------------ step 1: progress
+    def _advance(self, t_prev: float, t: float) -> None:
+        live = self.live
+        if t <= t_prev:
+            return
+        begin = np.maximum(live.ws, t_prev)
+        end = begin + (live.W - live.w) / live.r
+        fin = end <= t + EPS
+        if self._observing:
+            self._heartbeats(t, begin, ~fin)
+        live.w += live.r * np.maximum(t - begin, 0.0)
+        if fin.any():
+            self._complete(t, np.flatnonzero(fin), end[fin])
+
+    def _heartbeats(self, t: float, begin: np.ndarray, alive: np.ndarray) -> None:
+        """Record the progress carried by the reports sent in (t_prev, t] (rate constant)."""
+        live, hw = self.live, self.cluster.hw
+        K = np.floor((t - live.start) / hw + EPS).astype(np.int64)
+        rows = np.flatnonzero((live.k < K) & alive & (live.aid >= 0))
+        if not len(rows):
+            return
+        k_old, k_new = live.k[rows], K[rows]
+        start, w, r, W = live.start[rows], live.w[rows], live.r[rows], live.W[rows]
+        b = begin[rows]
+
+        def progress_at(tau: np.ndarray, sel: slice | np.ndarray = slice(None)) -> np.ndarray:
+            done = w[sel] + r[sel] * np.maximum(tau - b[sel], 0.0)
+            return np.minimum(done / W[sel], 1.0)
+
+        p_new = progress_at(start + k_new * hw)
+        p_prev = np.where(k_new - 1 > k_old, progress_at(start + (k_new - 1) * hw),
+                          live.p0[rows])
+        kfp = live.kfp[rows]
+        crossed = (kfp > k_old) & (kfp <= k_new)
+        if crossed.any():
+            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp[crossed] * hw, crossed)
+        live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
+
+    def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
+        live = self.live
+        if len(rows) > 1:
+            order = np.lexsort((live.aid[rows], ends))
+            rows, ends = rows[order], ends[order]
+            uniq, first = np.unique(live.task[rows], return_index=True)
+            win_rows, win_end = rows[first], ends[first]
+        else:
+            uniq, win_rows, win_end = live.task[rows], rows, ends
+        self.t_done[uniq] = True
+        self.t_finish[uniq] = win_end
+        self.t_runtime[uniq] = win_end - live.start[win_rows]
+        # every other attempt of a finished task is killed when the winner ends
+        gone = np.flatnonzero(self.t_done[live.task])
+        aid = live.aid[gone]
+        self.a_end[aid] = self.t_finish[live.task[gone]]
+        self.a_state[aid] = _KILLED
+        self.a_state[live.aid[win_rows]] = _DONE
+        self._release(gone)
+
+        jobs = self.t_job[uniq]
+        np.subtract.at(self.j_left, jobs, 1)
+        np.maximum.at(self.j_last, jobs, win_end)
+        map_jobs = jobs[self.t_type[uniq] == MAP]
+        np.subtract.at(self.j_maps_left, map_jobs, 1)
+        phase = map_jobs[(self.j_maps_left[map_jobs] == 0) & (self.j_nred[map_jobs] > 0)]
+        self.j_end[phase] = self.j_off[phase] + self.j_nmaps[phase] + self.j_nred[phase]
+        finished = jobs[self.j_left[jobs] == 0]
+        if len(finished):
+            finished = np.unique(finished)
+            self.j_finish[finished] = self.j_last[finished]
+            self._active = self._active[self.j_left[self._active] > 0]
+            self._jobs_left -= len(finished)
+        woken = jobs[self.j_wake[jobs]]
+        self.j_next_scan[woken] = np.minimum(self.j_next_scan[woken], t)
+
+    def _release(self, slots: np.ndarray) -> None:
+        """Empty these slots (their attempts ended or were killed)."""
+        self.slot_busy[slots] = False
+        np.subtract.at(self.busy_n, self.slot_node[slots], 1)
+        self.live.clear(slots)
+
+    # ------------------------------------------------------------------ step 2: arrivals
+    def _arrivals(self, t: float) -> None:
+        first = self._arrived
+        last = int(np.searchsorted(self._arrival_grid, t + EPS, side="right"))
+        if last == first:
+            return
+        self._arrived = last
+        new = np.arange(first, last)
+        empty = new[self.j_left[new] == 0]
+        self.j_finish[empty] = self.j_arrival[empty]
+        new = new[self.j_left[new] > 0]
+        self._active = np.concatenate([self._active, new])
+        self.j_next_scan[new] = t
+
+    # ------------------------------------------------------------------ step 3: scans
+    def _scan(self, t: float) -> None:
+        act = self._active
+        if not len(act):
+            return
+        due = act[self.j_next_scan[act] <= t + EPS]
+        if not len(due):
+            return
+        live = self.live
+        busy = np.flatnonzero(live.aid >= 0)
+        order = busy[np.argsort(live.job[busy], kind="stable")]
+        lo, hi = np.searchsorted(live.job[order], np.stack([due, due + 1]))
+        rows = np.concatenate([order[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)])
+        view = self._am_view(t, rows)
+        cluster = self._cluster_facts(t)
+        cut = np.concatenate([[0], np.cumsum(hi - lo)]).tolist()
+        for i, j in enumerate(due.tolist()):
+            if self.j_left[j] == 0:
+                continue
+            part = slice(cut[i], cut[i + 1])
+            snapshot = self._snapshot(t, j, rows[part], {k: v[part] for k, v in view.items()},
+                                      cluster)
+            policy = self.j_policy.get(j)
+            if policy is None:
+                policy = self.j_policy[j] = create(self.policy_name, **self.policy_params)
+            actions = policy.decide(snapshot)
+            self.scans += 1
+            self._apply(t, j, actions)
+
+    def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """What the AM holds for the attempts in these slots: their last *received* report."""
+        live, hw = self.live, self.cluster.hw
+        start, kfp = live.start[rows], live.kfp[rows]
+        index, progress, sent, recv = last_received(
+            t, live.aid[rows], start, live.k[rows], live.p0[rows], live.p1[rows], hw,
+            self.latency)
+        seen_fp = (kfp <= index) & (index >= 0)
+        fpt = np.where(seen_fp, start + kfp * hw, np.nan)
+        fpp = np.where(seen_fp, live.fpp[rows], np.nan)
+        return {"progress": progress, "sent": sent, "recv": recv, "fpt": fpt, "fpp": fpp}
+
+    def _cluster_facts(self, t: float) -> ClusterFacts:
+        """Cluster view shared by all scans at ``t``.
+
+        ``slot_free_at``: each busy slot's estimated end by Hadoop's legacy estimator on its
+        attempt's latest report (``start + elapsed / progress``; unknown: inf), at least
+        one tick ahead; empty slots: ``t``.
+        """
+        cfg, live = self.cluster, self.live
+        util = self.busy_n / cfg.slots
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = live.start + live.k * cfg.hw / live.p0
+        free_at = np.where(live.aid >= 0, np.maximum(np.nan_to_num(est, nan=np.inf), t + cfg.tick),
+                           t)
+        return ClusterFacts(
+            total_slots=cfg.total_slots,
+            free_slots=int(cfg.total_slots - self.busy_n.sum()),
+            cpu_util=util,
+            mem_util=util,
+            slot_node=self.slot_node,
+            slot_free_at=free_at,
+        )
+
+    def _snapshot(self, t: float, j: int, rows: np.ndarray, view: dict, cluster: ClusterFacts,
+                  ) -> Snapshot:
+        live = self.live
+        off = int(self.j_off[j])
+        wait = np.arange(self.j_next[j], self.j_end[j])
+        wait = wait[~self.t_done[wait]]
+        copies = [c for c in self._queue if self.t_job[self.a_task[c]] == j]
+        wait_aid = np.concatenate([wait, np.asarray(copies, dtype=np.int64)]).astype(np.int64)
+        wait_task = self.a_task[wait_aid]
+        nw = len(wait_aid)
+        task = np.concatenate([live.task[rows], wait_task])
+        inp = self.t_input[task]
+        progress = np.concatenate([view["progress"], np.zeros(nw)])
+        frac0 = np.concatenate([live.frac0[rows], np.zeros(nw)])
+        nan = np.full(nw, np.nan)
+        attempts = AttemptTable(
+            task=task - off,
+            attempt=np.concatenate([live.aid[rows], wait_aid]),
+            task_type=self.t_type[task],
+            state=np.concatenate([np.full(len(rows), AttemptState.RUNNING, np.int8),
+                                  np.full(nw, AttemptState.WAITING, np.int8)]),
+            node=np.concatenate([self.slot_node[rows], np.full(nw, -1)]),
+            start=np.concatenate([live.start[rows], nan]),
+            first_progress_time=np.concatenate([view["fpt"], nan]),
+            first_progress=np.concatenate([view["fpp"], nan]),
+            progress=progress,
+            report_sent=np.concatenate([view["sent"], nan]),
+            report_received=np.concatenate([view["recv"], nan]),
+            bytes_processed=progress * (1 - frac0) * inp,
+            input_bytes=inp,
+            speculative=np.concatenate([self.a_copy[live.aid[rows]], self.a_copy[wait_aid]]),
+        )
+        nm = int(self.j_nmaps[j])
+        maps = self.t_runtime[off:off + nm]
+        reds = self.t_runtime[off + nm:off + nm + int(self.j_nred[j])]
+        deadline = float(self.j_deadline[j])
+        facts = JobFacts(
+            job_id=self.j_ids[j],
+            start=float(self.j_arrival[j]),
+            n_maps=nm,
+            n_reduces=int(self.j_nred[j]),
+            deadline=None if math.isnan(deadline) else deadline,
+            completed_map_runtimes=maps[~np.isnan(maps)],
+            completed_reduce_runtimes=reds[~np.isnan(reds)],
+        )
+        return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)
+
+    # ------------------------------------------------------------------ applying actions
+    def _apply(self, t: float, j: int, actions: Actions) -> None:
+        off, n = int(self.j_off[j]), int(self.j_nmaps[j] + self.j_nred[j])
+        for name in ("speculate_task", "resume_task"):
+            idx = getattr(actions, name)
+            if len(idx) and (idx.min() < 0 or idx.max() >= n):
+                raise HedgeError(
+                    f"policy '{self.policy_name}' returned {name} {idx.tolist()} for job "
+                    f"{self.j_ids[j]!r} with {n} tasks (expected indices 0..{n - 1})")
+        if len(actions.kill_attempt):
+            self._kill(t, j, actions.kill_attempt)
+        for task, k in zip(actions.resume_task.tolist(), actions.resume_copies.tolist(),
+                           strict=True):
+            self._resume(t, off + task, int(k))
+        for task, k, prefer in zip(actions.speculate_task.tolist(),
+                                   actions.speculate_copies.tolist(),
+                                   actions.prefer_node.tolist(), strict=True):
+            task += off
+            if not self.t_done[task] and k > 0:
+                self.t_detected[task] = True
+                self._request(task, int(k), copy=True, prefer=prefer)
+        self.j_reserved[j] = max(int(actions.reserve_slots), 0)
+        if len(actions.avoid_nodes):
+            self.j_avoid[j] = actions.avoid_nodes
+        else:
+            self.j_avoid.pop(j, None)
+        wait = self.cluster.scan if actions.next_scan_in is None else actions.next_scan_in
+        tick = self.cluster.tick
+        self.j_next_scan[j] = (math.ceil((t + max(wait, tick)) / tick - EPS) * tick
+                               if math.isfinite(wait) else math.inf)
+        self.j_wake[j] = actions.wake_on_completion
+
+    def _request(self, task: int, k: int, copy: bool, prefer: int = -1, frac0: float = 0.0,
+                 ) -> None:
+        """Queue ``k`` new attempts of ``task`` (they wait for slots like any task)."""
+        first = self._n_attempts
+        self._grow(first + k)
+        ids = np.arange(first, first + k)
+        self.a_task[ids] = task
+        self.a_copy[ids] = copy
+        self.a_prefer[ids] = prefer
+        self.a_frac0[ids] = frac0
+        self._n_attempts += k
+        self._queue.extend(ids.tolist())
+
+    def _grow(self, size: int) -> None:
+        cap = len(self.a_task)
+        if size <= cap:
+            return
+        new = max(size, 2 * cap)
+        fills = {"a_task": -1, "a_node": -1, "a_start": np.nan, "a_end": np.nan,
+                 "a_state": 0, "a_copy": False, "a_prefer": -1, "a_frac0": 0.0}
+        for name, fill in fills.items():
+            old = getattr(self, name)
+            grown = np.full(new, fill, dtype=old.dtype)
+            grown[:cap] = old
+            setattr(self, name, grown)
+
+    def _kill(self, t: float, j: int, attempt_ids: np.ndarray) -> None:
+        live = self.live
+        mask = np.flatnonzero(np.isin(live.aid, attempt_ids) & (live.job == j))
+        tasks = np.unique(live.task[mask])
+        aid = live.aid[mask]
+        self.a_end[aid] = t
+        self.a_state[aid] = _KILLED
+        self._release(mask)
+        cancelled = [c for c in self._queue if c in set(attempt_ids.tolist())
+                     and self.t_job[self.a_task[c]] == j]
+        for c in cancelled:
+            self._queue.remove(c)
+            self.a_state[c] = _CANCELLED
+        # a task left with no attempt at all is relaunched (as Hadoop reschedules it)
+        queued = {int(self.a_task[c]) for c in self._queue}
+        running = set(self.live.task.tolist())
+        for task in tasks.tolist():
+            if not self.t_done[task] and task not in running and task not in queued \
+                    and task < self.j_next[self.t_job[task]]:
+                self._request(task, 1, copy=False)
+
+    def _resume(self, t: float, task: int, k: int) -> None:
+        """Chronos Speculative-Resume: kill the task's attempts, restart from their furthest point."""
+        if self.t_done[task] or k <= 0:
+            return
+        live = self.live
+        mask = np.flatnonzero(live.task == task)
+        reached = live.frac0[mask] + (1 - live.frac0[mask]) * live.w[mask] / live.W[mask]
+        frac0 = float(reached.max()) if len(mask) else 0.0
+        aid = live.aid[mask]
+        self.a_end[aid] = t
+        self.a_state[aid] = _KILLED
+        self._release(mask)
+        self.t_detected[task] = True
+        self._request(task, k, copy=True, frac0=min(frac0, 1.0 - 1e-9))
+
+    # ------------------------------------------------------------------ step 4: scheduling
+    def _schedule(self, t: float) -> None:
+        cfg = self.cluster
+        free = cfg.total_slots - int(self.busy_n.sum())
+        if free and self._queue:
+            free -= self._schedule_copies(t)
+        act = self._active
+        if not free or not len(act):
+            return
+        reserved = min(int(self.j_reserved[act].sum()), cfg.total_slots - 1)
+        budget = free - reserved
+        pend = self.j_end[act] - self.j_next[act]
+        if budget <= 0 or not pend.any():
+            return
+        take = self._fifo(pend, budget) if cfg.scheduler == "fifo" else \
+            self._fair(act, pend, budget)
+        has = take > 0
+        jobs, take = act[has], take[has]
+        starts = self.j_next[jobs]
+        self.j_next[jobs] += take
+        cum = np.cumsum(take)
+        tasks = np.repeat(starts - (cum - take), take) + np.arange(int(cum[-1]))
+        done = self.t_done[tasks]
+        self.a_state[tasks[done]] = _CANCELLED
+        tasks = tasks[~done]
+        if len(tasks):
+            slots = self._place(tasks)
+            self._launch(t, tasks, tasks, slots)
+
+    @staticmethod
+    def _fifo(pend: np.ndarray, budget: int) -> np.ndarray:
+        """Jobs in arrival order take what they need until the budget runs out."""
+        before = np.cumsum(pend) - pend
+        return np.clip(budget - before, 0, pend)
+
+    def _fair(self, act: np.ndarray, pend: np.ndarray, budget: int) -> np.ndarray:
+        """Max-min fair: raise a common level of running tasks per job (water-filling)."""
+        running = np.bincount(self.live.job + 1, minlength=len(self.j_off) + 1)[1:][act]
+
+        def used(level: int) -> int:
+            return int(np.clip(level - running, 0, pend).sum())
+
+        lo, hi = 0, int(running.max(initial=0)) + budget + 1
+        while lo < hi:  # largest level whose demand fits the budget
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if used(mid) <= budget else (lo, mid - 1)
+        take = np.clip(lo - running, 0, pend)
+        spare = budget - int(take.sum())
+        extra = (take < pend) & (running + take == lo)
+        give = np.flatnonzero(extra)[:spare]
+        take[give] += 1
+        return take
+
+    def _free_slot_order(self) -> np.ndarray:
+        """Free slots, least-loaded node first (ties broken by a seeded node order)."""
+        cfg = self.cluster
+        free = ~self.slot_busy.reshape(cfg.nodes, cfg.slots)
+        rank = np.cumsum(free, axis=1) - 1
+        load = (self.busy_n[:, None] + rank) * cfg.nodes + self._node_perm[:, None]
+        slots = np.flatnonzero(free.ravel())
+        return slots[np.argsort(load.ravel()[slots], kind="stable")]
+
+    def _place(self, tasks: np.ndarray) -> np.ndarray:
+        """A free slot for each task: its input's node when free (if input sizes matter)."""
+        cfg = self.cluster
+        out = np.full(len(tasks), -1, dtype=np.int64)
+        if self._local_matters:
+            home = self.t_home[tasks]
+            free = ~self.slot_busy.reshape(cfg.nodes, cfg.slots)
+            n_free = free.sum(axis=1)
+            order = np.argsort(home, kind="stable")
+            sorted_home = home[order]
+            group_start = np.searchsorted(sorted_home, sorted_home, side="left")
+            rank = np.arange(len(tasks)) - group_start
+            local = rank < n_free[sorted_home]
+            free_first = np.argsort(~free, axis=1, kind="stable")
+            rows = order[local]
+            out[rows] = sorted_home[local] * cfg.slots + free_first[sorted_home[local],
+                                                                    rank[local]]
+            self.slot_busy[out[rows]] = True  # provisional: _launch marks them busy too
+        rest = np.flatnonzero(out < 0)
+        if len(rest):
+            slots = self._free_slot_order()[:len(rest)]
+            out[rest] = slots
+        return out
+
+    def _schedule_copies(self, t: float) -> int:
+        """Place waiting copies in request order; returns how many slots they took."""
+        cfg = self.cluster
+        placed_aid, placed_slot = [], []
+        keep = []
+        for aid in self._queue:
+            task = int(self.a_task[aid])
+            if self.t_done[task]:
+                self.a_state[aid] = _CANCELLED
+                continue
+            free_n = cfg.slots - self.busy_n
+            allowed = free_n > 0
+            if not allowed.any():
+                keep.append(aid)
+                continue
+            if self.a_copy[aid]:
+                allowed[self.slot_node[self.live.task == task]] = False
+                allowed[[self.a_node[a] for a in placed_aid if self.a_task[a] == task]] = False
+                avoid = self.j_avoid.get(int(self.t_job[task]))
+                if avoid is not None:
+                    allowed[avoid[(avoid >= 0) & (avoid < cfg.nodes)]] = False
+            prefer = int(self.a_prefer[aid])
+            if 0 <= prefer < cfg.nodes and allowed[prefer]:
+                node = prefer
+            elif allowed.any():
+                cand = np.flatnonzero(allowed)
+                key = self.busy_n[cand] * cfg.nodes + self._node_perm[cand]
+                node = int(cand[np.argmin(key)])
+            else:
+                keep.append(aid)
+                continue
+            row = self.slot_busy[node * cfg.slots:(node + 1) * cfg.slots]
+            slot = node * cfg.slots + int(np.argmin(row))
+            self.slot_busy[slot] = True
+            self.busy_n[node] += 1
+            self.a_node[aid] = node
+            placed_aid.append(aid)
+            placed_slot.append(slot)
+        self._queue = keep
+        if not placed_aid:
+            return 0
+        aid = np.asarray(placed_aid, dtype=np.int64)
+        slots = np.asarray(placed_slot, dtype=np.int64)
+        # _launch re-marks the slots busy; undo the provisional marks first
+        self.slot_busy[slots] = False
+        np.subtract.at(self.busy_n, slots // cfg.slots, 1)
+        self._launch(t, aid, self.a_task[aid], slots)
+        return len(aid)
+
+    def _launch(self, t: float, aid: np.ndarray, tasks: np.ndarray, slots: np.ndarray) -> None:
+        cfg = self.cluster
+        node = slots // cfg.slots
+        self.slot_busy[slots] = True
+        self.busy_n += np.bincount(node, minlength=cfg.nodes)
+        fresh = aid >= len(self.t_base)
+        factor = self.t_factor[tasks].copy()
+        if fresh.any():
+            factor[fresh] = self._factor_pool[
+                self._copy_rng.integers(0, len(self._factor_pool), int(fresh.sum()))]
+        frac0 = self.a_frac0[aid]
+        inp = self.t_input[tasks]
+        remote = np.where(np.isfinite(inp) & (node != self.t_home[tasks]),
+                          np.nan_to_num(inp) * (1 - frac0) / cfg.bandwidth, 0.0)
+        shuffle = np.where(self.t_type[tasks] == REDUCE, cfg.shuffle, 0.0)
+        work = np.maximum((1 - frac0) * self.t_base[tasks] * factor + remote + shuffle, 1e-9)
+        self.a_node[aid], self.a_start[aid], self.a_state[aid] = node, t, _RUNNING
+        np.add.at(self.t_launched, tasks, 1)
+        live = self.live
+        live.aid[slots], live.task[slots], live.job[slots] = aid, tasks, self.t_job[tasks]
+        live.start[slots], live.ws[slots] = t, t + cfg.startup
+        live.W[slots], live.w[slots] = work, 0.0
+        live.k[slots], live.p0[slots], live.p1[slots] = 0, 0.0, 0.0
+        live.kfp[slots] = math.floor(cfg.startup / cfg.hw + EPS) + 1
+        live.fpp[slots] = np.nan
+        live.frac0[slots] = frac0
+
+    # ------------------------------------------------------------------ step 5: rates
+    def _update_rates(self) -> None:
+        """``r = speed / (degradation * stretch(busy slots))`` for every slot."""
+        node_factor = self._degr * self._stretch[self.busy_n]
+        self.live.r = self.slot_speed / node_factor[self.slot_node]
+
+    # ------------------------------------------------------------------ result
+    def _result(self, wall: float) -> SimResult:
+        n = self._n_attempts
+        state = self.a_state[:n]
+        ran = np.flatnonzero((state == _DONE) | (state == _KILLED))
+        task = self.a_task[ran]
+        outcome = np.where(state[ran] == _KILLED, KILLED,
+                           np.where(self.t_launched[task] > 1, WON, NORMAL)).astype(np.int8)
+        straggler = self.t_factor > 1
+        records = AttemptRecords(
+            task=self._perm[task],
+            job=self._job_order[self.t_job[task]],
+            node=self.a_node[ran],
+            start=self.a_start[ran],
+            end=self.a_end[ran],
+            outcome=outcome,
+            copy=self.a_copy[ran],
+            straggler=straggler[task],
+        )
+        inverse = np.empty_like(self._job_order)
+        inverse[self._job_order] = np.arange(len(self._job_order))
+        detected = np.zeros(len(self._perm), dtype=bool)
+        detected[self._perm] = self.t_detected
+        truth = np.zeros(len(self._perm), dtype=bool)
+        truth[self._perm] = straggler
+        return SimResult(
+            policy=self.policy_name,
+            seed=self.seed,
+            cluster=self.cluster,
+            job_ids=list(self.workload.job_ids),
+            arrival=self.j_arrival[inverse],
+            finish=self.j_finish[inverse],
+            deadline=self.j_deadline[inverse],
+            attempts=records,
+            detected=detected,
+            straggler=truth,
+            degradation=self.degradation,
+            node_speed=self.speed,
+            energy=total_energy(records, self.cluster),
+            wall_seconds=wall,
+            scans=self.scans,
+        )
+
+
+def simulate(
+    workload: Workload,
+    policy: str = "none",
+    cluster: ClusterConfig | None = None,
+    seed: int = 0,
+    deadline_factor: float | None = None,
+    policy_params: dict | None = None,
+    progress: bool = False,
+) -> SimResult:
+    """Run ``policy`` on ``workload``; see ``Simulator``."""
+    return Simulator(workload, cluster, policy, policy_params, seed, deadline_factor,
+                     progress).run()

@@ -1,0 +1,65 @@
+"""The summary table of a run: one row of figures per policy (the ``--json`` schema)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.sim.results import KILLED, WON, SimResult
+
+# column order of the printed table and keys of the --json objects (times in seconds)
+KEYS = (
+    "policy", "jobs", "mean_job_time", "p50_job_time", "p95_job_time", "p99_job_time",
+    "makespan", "machine_time", "energy", "deadline_hit_rate", "copies_launched",
+    "copies_won", "copies_killed", "precision", "recall",
+)
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def summarize(result: SimResult) -> dict:
+    """The figures of one run.
+
+    - job time = finish - arrival; mean and percentiles over jobs with tasks;
+    - makespan = last finish - first arrival; machine time = sum over every attempt that
+      held a slot (killed ones included) of end - start; energy from ``hedge.sim.energy``;
+    - deadline hit rate (PoCD) = share of jobs finishing by their deadline (None without
+      deadlines);
+    - copies launched / won / killed: speculative attempts that got a slot / succeeded /
+      were killed;
+    - precision = true stragglers among tasks the policy copied / tasks copied; recall =
+      copied true stragglers / true stragglers (None when a denominator is 0).
+    """
+    times = result.job_time
+    times = times[np.isfinite(times)]
+    att = result.attempts
+    copy = att.copy
+    has_deadline = np.isfinite(result.deadline)
+    hits = (result.finish <= result.deadline + 1e-9) & has_deadline
+    tp = int((result.detected & result.straggler).sum())
+    pct = (lambda q: float(np.percentile(times, q))) if len(times) else (lambda q: math.nan)
+    return {
+        "policy": result.policy,
+        "jobs": int(len(result.job_ids)),
+        "mean_job_time": float(times.mean()) if len(times) else math.nan,
+        "p50_job_time": pct(50),
+        "p95_job_time": pct(95),
+        "p99_job_time": pct(99),
+        "makespan": float(np.nanmax(result.finish) - result.arrival.min()) if len(times) else 0.0,
+        "machine_time": float(att.duration.sum()),
+        "energy": float(result.energy),
+        "deadline_hit_rate": _ratio(int(hits.sum()), int(has_deadline.sum())),
+        "copies_launched": int(copy.sum()),
+        "copies_won": int((copy & (att.outcome == WON)).sum()),
+        "copies_killed": int((copy & (att.outcome == KILLED)).sum()),
+        "precision": _ratio(tp, int(result.detected.sum())),
+        "recall": _ratio(tp, int(result.straggler.sum())),
+    }
+
+
+def json_safe(row: dict) -> dict:
+    """NaN -> None so the row is valid JSON."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
