@@ -41,10 +41,6 @@ HISTORY_SCHEMA = pa.schema([
 ])
 
 
-def empty_history() -> pa.Table:
-    return HISTORY_SCHEMA.empty_table()
-
-
 def make_history(columns: dict[str, object], source: str = "<memory>",
                  first_line: int | None = None) -> pa.Table:
     """Build and validate a history table from column arrays.

@@ -19,7 +19,10 @@ as the blacklist watcher can keep its last good result instead.
 
 Attempts that never got a container (empty ``nodeHttpAddress``) or never finished
 (``finishTime`` <= 0, or a state other than SUCCEEDED/KILLED/FAILED) ran on no node and are
-left out; ``HistoryServerClient.skipped`` counts them.
+left out, as are attempts whose finish time is before their start (a clock problem on one
+record should not stop the whole fetch; it is logged); ``HistoryServerClient.skipped``
+counts them. Speculative copies are inferred from overlapping attempts of a task
+(``hedge.nodes.history.infer_speculative``): the REST API does not flag them.
 """
 
 from __future__ import annotations
@@ -100,7 +103,13 @@ class HistoryServerClient:
         node = str(attempt.get("nodeHttpAddress") or "")
         finish = _field(attempt, "finishTime", (int, float), where)
         state = _field(attempt, "state", str, where)
+        start = _field(attempt, "startTime", (int, float), where)
         if not node or finish <= 0 or state not in STATES:
+            self.skipped += 1
+            return
+        if finish < start:
+            log.warning("History Server %s %s: finishTime %s is before startTime %s (clocks "
+                        "out of order); left out", where, attempt.get("id"), finish, start)
             self.skipped += 1
             return
         rows["job"].append(job)
@@ -109,7 +118,7 @@ class HistoryServerClient:
         rows["node"].append(node.rsplit(":", 1)[0])  # host:port -> host
         kind = str(attempt.get("type", "")).upper()
         rows["type"].append(kind if kind in ("MAP", "REDUCE") else "")
-        rows["start"].append(_field(attempt, "startTime", (int, float), where) / 1000.0)
+        rows["start"].append(start / 1000.0)
         rows["end"].append(finish / 1000.0)
         rows["state"].append(state)
 
