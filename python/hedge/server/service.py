@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
+from hedge.policy import available
 from hedge.server import wire
 from hedge.server.metrics import Metrics
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
@@ -248,6 +249,7 @@ class ControlPlaneService:
         from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
 
         cfg = self.config
+        available()  # import every policy module now, not inside the first client's deadline
         self._data = _DataServer((cfg.host, cfg.data_port), self)
         self._spawn(self._data.serve_forever, "hedge-data")
         self._gateway = ClientServer(

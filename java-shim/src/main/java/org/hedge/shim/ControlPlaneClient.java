@@ -216,10 +216,12 @@ public class ControlPlaneClient implements Closeable {
         }
       }, s);
     } catch (SessionLostException e) {
-      failed(now, e.getMessage());
+      // the server is up but restarted: not a failure, the caller opens a new session now
+      LOG.info("hedge: " + e.getMessage() + " (control plane restarted?); reopening");
       throw e;
     } catch (Exception e) {
       s.disconnect();
+      resetPy4j(); // a dead data channel usually means stale Py4J connections too
       failed(now, "scan " + scan.seq + " of " + jobId + ": " + describe(e));
       return null;
     }

@@ -340,6 +340,21 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   }
 
   private Decision askControlPlane(JobTracker job, Job j, int nMaps, int nReduces, long now) {
+    try {
+      return askOnce(job, j, nMaps, nReduces, now);
+    } catch (ControlPlaneClient.SessionLostException e) {
+      job.session = null; // the server restarted: one new session, same scan
+      try {
+        return askOnce(job, j, nMaps, nReduces, now);
+      } catch (ControlPlaneClient.SessionLostException again) {
+        job.session = null;
+        return null;
+      }
+    }
+  }
+
+  private Decision askOnce(JobTracker job, Job j, int nMaps, int nReduces, long now)
+      throws ControlPlaneClient.SessionLostException {
     if (job.session == null) {
       try {
         job.session = client.open(job.jobId.toString(), policy, policyParams, now);
@@ -359,16 +374,11 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     scan.fallbacks = job.fallbacksSinceAnswer;
     scan.deadlineMs = jobDeadlineMs >= 0 ? job.jobStartMs + jobDeadlineMs : -1;
     frameBuffer = WireFormat.encode(scan, frameBuffer);
-    try {
-      Decision d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
-      if (d != null) {
-        job.nodesAcknowledged(scan);
-      }
-      return d;
-    } catch (ControlPlaneClient.SessionLostException e) {
-      job.session = null; // reopened at the next allowed scan
-      return null;
+    Decision d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
+    if (d != null) {
+      job.nodesAcknowledged(scan);
     }
+    return d;
   }
 
   private JobTracker.NodeResolver resolver(final Job j) {
