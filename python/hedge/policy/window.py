@@ -42,7 +42,7 @@ from hedge.analysis.copy_model import check_bandwidth
 from hedge.analysis.energy import PowerModel
 from hedge.detect import detect
 from hedge.errors import HedgeError
-from hedge.estimate import estimate_ect
+from hedge.estimate import ESTIMATORS, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, allocate
 from hedge.policy.base import Policy, register
@@ -166,6 +166,7 @@ class WindowPolicy(Policy):
         hold_ahead: float = 1.0,
         min_progress: float = 0.2,
         slots: str = "own",
+        estimator: str = "rate",
     ) -> None:
         if not 0 < float(window) < 1:
             raise HedgeError(
@@ -194,6 +195,10 @@ class WindowPolicy(Policy):
             raise HedgeError(f"policy '{self.name}': slots = {slots!r}, expected 'own' or "
                              "'cluster'")
         self.slots = slots
+        if estimator not in ESTIMATORS:
+            raise HedgeError(f"policy '{self.name}': estimator = {estimator!r}, expected one "
+                             f"of {', '.join(ESTIMATORS)}")
+        self.estimator = estimator
         self._window_end = -np.inf
         self._copied: set[int] = set()
         self._pending = np.empty(0, dtype=_PENDING)
@@ -292,7 +297,7 @@ class WindowPolicy(Policy):
               local: np.ndarray) -> np.ndarray:
         a, c = snap.attempts, snap.cluster
         flagged = detect(self.detector, snap, **self.detector_params)
-        ect = estimate_ect("rate", a, snap.now)
+        ect = estimate_ect(self.estimator, a, snap.now)
         rows = self._stragglers(snap, typical, flagged, ect)
         if len(rows) == 0:
             return np.empty(0, dtype=_PENDING)
