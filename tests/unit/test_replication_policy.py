@@ -13,16 +13,19 @@ from hedge.policy import create
 R = AttemptState.RUNNING
 
 
-def snap(done, running_tasks, copied=()):
-    """10 maps: ``done`` completed run times; one running attempt per ``running_tasks`` task
-    (attempt id = task), and a second one (id 100 + task) for ``copied`` tasks."""
+def snap(done, running_tasks, copied=(), progress=0.1):
+    """10 maps at t = 10: ``done`` completed run times; one running attempt per
+    ``running_tasks`` task (attempt id = task), and a second one (id 100 + task) for
+    ``copied`` tasks. Every attempt started at 0, reported progress 0.1 first at t = 1 and
+    ``progress`` at t = 5: with 0.1 the JVM-aware estimate does not exist yet, with 0.5 it
+    is 10 + 0.5 * 9 / 0.4 = 21.25, i.e. a run time of 21.25."""
     tasks = list(running_tasks) + list(copied)
     ids = list(running_tasks) + [100 + t for t in copied]
     n = len(tasks)
     table = AttemptTable(
         task=tasks, attempt=ids, task_type=np.full(n, MAP), state=np.full(n, R),
         node=np.zeros(n), start=np.zeros(n), first_progress_time=np.ones(n),
-        first_progress=np.full(n, 0.1), progress=np.full(n, 0.5), report_sent=np.full(n, 5.0),
+        first_progress=np.full(n, 0.1), progress=np.full(n, progress), report_sent=np.full(n, 5.0),
         report_received=np.full(n, 5.0), bytes_processed=np.zeros(n),
         input_bytes=np.full(n, math.nan), speculative=np.array(ids) >= 100)
     job = JobFacts("j", 0.0, 10, 0, None, completed_map_runtimes=np.asarray(done, float))
@@ -69,3 +72,11 @@ def test_replans_as_durations_are_learned():
     assert first == replication.best_policy([1.0, 1.1, 9.0], 10, 0.1)
     policy.decide(snap([1.0, 1.1, 9.0, 1.0], [4, 5, 6, 7, 8, 9]))
     assert policy.plans[MAP] == replication.best_policy([1.0, 1.1, 9.0, 1.0], 10, 0.1)
+
+
+def test_running_estimates_join_the_sample():
+    """Tasks still running are the tail: their JVM-aware run times are planned on too."""
+    policy = create("replicate", cost_weight=0.1, min_samples=3)
+    policy.decide(snap([1.0, 1.1], [2, 3, 4, 5], progress=0.5))
+    want = replication.best_policy([1.0, 1.1, 21.25, 21.25, 21.25, 21.25], 10, 0.1)
+    assert policy.plans[MAP] == want

@@ -2,9 +2,11 @@
 
 Per task type (maps, then reduces: each stage is one fork-join of n tasks), the policy keeps
 a plan (p, r, keep) = :func:`hedge.analysis.replication.best_policy` of the durations known
-so far: the type's completed run times in this job, plus ``prior`` durations (e.g. the same
-job's runs in a trace) if given. It re-plans whenever more tasks have completed, until the
-fork: when at least (1 - p) n tasks of the type have completed, every unfinished task of the
+so far: the type's completed run times in this job, the JVM-aware estimated run times
+(``jvm_ect - start``, Chronos eq. 32) of its running original attempts (without them the
+sample holds only the tasks that finished first, and the tail the fork is meant to cut is
+invisible), plus ``prior`` durations (e.g. the same job's runs in a trace) if given. It
+re-plans whenever more tasks have completed, until the fork: when at least (1 - p) n tasks of the type have completed, every unfinished task of the
 type that has exactly one live attempt gets
 
 - keep: ``r`` replicas beside its running original;
@@ -22,6 +24,7 @@ import math
 import numpy as np
 
 from hedge.analysis import replication
+from hedge.estimate import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
 
@@ -45,10 +48,12 @@ class Replicate(Policy):
         self._planned_on: dict[int, int] = {}
         self._forked: set[int] = set()
 
-    def _plan(self, task_type: int, n: int, done: np.ndarray) -> tuple[float, int, bool] | None:
+    def _plan(self, task_type: int, n: int, done: np.ndarray,
+              estimated: np.ndarray) -> tuple[float, int, bool] | None:
         if self._planned_on.get(task_type) != len(done):
-            known = done if self.prior is None else np.concatenate([done, self.prior])
-            known = known[known > 0]
+            parts = [done, estimated] + ([] if self.prior is None else [self.prior])
+            known = np.concatenate(parts)
+            known = known[np.isfinite(known) & (known > 0)]
             if len(known) >= self.min_samples:
                 self.plans[task_type] = replication.best_policy(
                     known, n, self.cost_weight, self.p_grid, self.r_grid)
@@ -60,12 +65,15 @@ class Replicate(Policy):
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         n_all = s.job.n_maps + s.job.n_reduces
         per_task = np.bincount(a.task[live], minlength=n_all)
+        running_time = jvm_ect(a, s.now) - a.start
+        original = (a.state == AttemptState.RUNNING) & ~a.speculative
         speculate, copies, kills = [], [], []
         for task_type, n in ((MAP, s.job.n_maps), (REDUCE, s.job.n_reduces)):
             done = s.job.completed_runtimes(task_type)
             if n == 0 or task_type in self._forked:
                 continue
-            plan = self._plan(task_type, n, done)
+            estimated = running_time[original & (a.task_type == task_type)]
+            plan = self._plan(task_type, n, done, estimated)
             if plan is None:
                 continue
             p, r, keep = plan
