@@ -337,8 +337,11 @@ def optimal_r(strategy: str, n_tasks: int, deadline: float, t_min: float, beta: 
 
     Algorithm 1 (A8): r_f = smallest feasible r; exhaustive search on [r_f, r_0] with
     r_0 = max(r_f, ceil(r-hat)); on [r_0, r_max] U is concave (A7), so a line search on
-    Delta(r) = U(r+1) - U(r) (doubling, then bisection for the first Delta <= 0) finds the
-    maximum. Ties go to the smallest r. ``none`` returns r = 0.
+    Delta(r) = U(r+1) - U(r) (doubling, then the first Delta <= 0 inside the bracket) finds
+    the maximum. The best of both parts wins, ties to the smallest r. r below
+    floor(1/beta) is skipped: the kept attempt's mean, hence the cost, is infinite there.
+    ``none`` returns r = 0. HedgeError when no r <= r_max reaches R_min (naming the best
+    PoCD reachable and its r).
     """
     p = _params(strategy, n_tasks, deadline, t_min, beta, tau_est, tau_kill)
     _check_weights(theta, price, r_min)
