@@ -454,6 +454,11 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     ((EventHandler) eventHandler).handle(event);
   }
 
+  /** The runtime estimator the fallback uses (yarn.app.mapreduce.am.job.task.estimator.class). */
+  public TaskRuntimeEstimator estimator() {
+    return estimator;
+  }
+
   /** Copies sent so far (control plane and fallback). */
   public long copiesSent() {
     return copiesSent;

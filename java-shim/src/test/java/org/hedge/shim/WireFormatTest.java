@@ -1,0 +1,112 @@
+package org.hedge.shim;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+import org.junit.jupiter.api.Test;
+
+class WireFormatTest {
+
+  private static Scan twoRows() {
+    Scan s = new Scan(2);
+    s.seq = 7;
+    s.nowMs = 1_000_060_000L;
+    s.jobStartMs = 1_000_000_000L;
+    s.nMaps = 2;
+    s.nReduces = 1;
+    s.task = new int[] {0, 2};
+    s.attempt = new int[] {10, 11};
+    s.node = new int[] {0, -1};
+    s.start = new int[] {1500, WireFormat.MISSING};
+    s.firstProgressTime = new int[] {4000, WireFormat.MISSING};
+    s.report = new int[] {59000, WireFormat.MISSING};
+    s.firstProgress = new float[] {0.125f, 0f};
+    s.progress = new float[] {0.5f, 0f};
+    s.bytesProcessed = new double[] {64.0, Double.NaN};
+    s.inputBytes = new double[] {Double.NaN, Double.NaN};
+    s.taskType = new byte[] {0, 1};
+    s.state = new byte[] {1, 1};
+    s.speculative = new byte[] {0, 1};
+    s.doneMapRuntimes = new float[] {12.5f};
+    s.newNodeNames = "h1".getBytes(StandardCharsets.UTF_8);
+    return s;
+  }
+
+  @Test
+  void requestLayoutMatchesTheDocumentedOffsets() {
+    ByteBuffer b = WireFormat.encode(twoRows(), null).order(ByteOrder.LITTLE_ENDIAN);
+    int body = 2 * WireFormat.ROW_BYTES + 4 + 2;
+    assertEquals(WireFormat.REQUEST_HEADER + body, b.limit());
+    assertEquals('H', b.get(0));
+    assertEquals(1, b.getShort(4));
+    assertEquals(7, b.getInt(8));
+    assertEquals(body, b.getInt(12));
+    assertEquals(1_000_060_000L, b.getLong(16));
+    assertEquals(1_000_000_000L, b.getLong(24));
+    assertEquals(-1L, b.getLong(32));
+    assertEquals(2, b.getInt(40)); // maps
+    assertEquals(1, b.getInt(44)); // reduces
+    assertEquals(2, b.getInt(48)); // rows
+    assertEquals(1, b.getInt(52)); // completed maps
+    assertEquals(2, b.getInt(64)); // node name bytes
+    int h = WireFormat.REQUEST_HEADER;
+    assertEquals(64.0, b.getDouble(h));
+    int ints = h + 2 * 16; // after two f64 columns
+    assertEquals(2, b.getInt(ints + 4)); // task column, row 1
+    assertEquals(11, b.getInt(ints + 8 + 4)); // attempt column, row 1
+    assertEquals(1500, b.getInt(ints + 3 * 8)); // start column, row 0
+    assertEquals(WireFormat.MISSING, b.getInt(ints + 3 * 8 + 4));
+    int floats = ints + 6 * 8;
+    assertEquals(0.5f, b.getFloat(floats + 8));
+    int bytes = floats + 2 * 8;
+    assertEquals(1, b.get(bytes + 1)); // task_type of row 1 = REDUCE
+    assertEquals(1, b.get(bytes + 5)); // speculative of row 1
+    assertEquals(12.5f, b.getFloat(bytes + 6));
+    assertEquals('h', b.get(bytes + 10));
+  }
+
+  private static ByteBuffer[] response(int seq, int[] tasks, int[] copies, int[] kills) {
+    ByteBuffer head = ByteBuffer.allocate(WireFormat.RESPONSE_HEADER).order(ByteOrder.LITTLE_ENDIAN);
+    head.put("HDGR".getBytes(StandardCharsets.US_ASCII)).put((byte) 0).put((byte) 0)
+        .putShort((short) 0).putInt(seq).putInt(15000).putInt(1).putInt(tasks.length)
+        .putInt(kills.length).putInt(0);
+    ByteBuffer body = ByteBuffer.allocate(4 * (3 * tasks.length + kills.length))
+        .order(ByteOrder.LITTLE_ENDIAN);
+    for (int t : tasks) body.putInt(t);
+    for (int c : copies) body.putInt(c);
+    for (int i = 0; i < tasks.length; i++) body.putInt(-1);
+    for (int k : kills) body.putInt(k);
+    return new ByteBuffer[] {head, body};
+  }
+
+  @Test
+  void responseDecodesCopiesKillsAndDelay() throws IOException {
+    ByteBuffer[] r = response(7, new int[] {2, 0}, new int[] {1, 3}, new int[] {11});
+    assertEquals(r[1].capacity(), WireFormat.bodyLength(r[0]));
+    Decision d = WireFormat.decode(r[0], r[1], 7, 3);
+    assertArrayEquals(new int[] {2, 0}, d.specTask);
+    assertArrayEquals(new int[] {1, 3}, d.specCopies);
+    assertArrayEquals(new int[] {11}, d.killAttempt);
+    assertEquals(15000, d.nextScanMs);
+    assertEquals(4, d.copiesRequested());
+    assertEquals(true, d.wakeOnCompletion);
+  }
+
+  @Test
+  void invalidResponsesAreRejected() {
+    ByteBuffer[] late = response(6, new int[0], new int[0], new int[0]);
+    assertThrows(IOException.class, () -> WireFormat.decode(late[0], late[1], 7, 3));
+    ByteBuffer[] outside = response(7, new int[] {3}, new int[] {1}, new int[0]);
+    assertThrows(IOException.class, () -> WireFormat.decode(outside[0], outside[1], 7, 3));
+    ByteBuffer[] tooMany = response(7, new int[] {1}, new int[] {1000}, new int[0]);
+    assertThrows(IOException.class, () -> WireFormat.decode(tooMany[0], tooMany[1], 7, 3));
+    ByteBuffer junk = ByteBuffer.wrap(new byte[WireFormat.RESPONSE_HEADER]);
+    assertThrows(IOException.class, () -> WireFormat.bodyLength(junk));
+  }
+}
