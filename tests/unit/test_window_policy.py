@@ -168,9 +168,13 @@ def test_window_at_or_above_the_mean_task_duration_is_rejected():
     WindowPolicy(window_seconds=10.9).decide(snapshot(10.0, RUNNING, FREE_AT))
 
 
-def test_bad_slot_mode_rejected():
+def test_bad_slot_mode_detector_and_estimator_rejected():
     with pytest.raises(HedgeError, match="slots = 'all'.*'own' or 'cluster'"):
         WindowPolicy(slots="all")
+    with pytest.raises(HedgeError, match="detector = 'psychic'.*rate"):
+        WindowPolicy(detector="psychic")
+    with pytest.raises(HedgeError, match="estimator = 'oracle'.*fresh"):
+        WindowPolicy(estimator="oracle")
 
 
 def test_bad_bandwidth_and_power_constants_are_rejected():

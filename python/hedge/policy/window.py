@@ -40,7 +40,7 @@ import numpy as np
 
 from hedge.analysis.copy_model import check_bandwidth
 from hedge.analysis.energy import PowerModel
-from hedge.detect import detect
+from hedge.detect import DETECTORS, detect
 from hedge.errors import HedgeError
 from hedge.estimate import ESTIMATORS, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
@@ -180,6 +180,9 @@ class WindowPolicy(Policy):
             raise HedgeError(f"policy '{self.name}': top_k = {top_k!r}, expected >= 1")
         self.window = float(window)
         self.window_seconds = None if window_seconds is None else float(window_seconds)
+        if detector not in DETECTORS:
+            raise HedgeError(f"policy '{self.name}': detector = {detector!r}, expected one of "
+                             f"{', '.join(DETECTORS)}")
         self.detector = detector
         self.detector_params = dict(detector_params or {})
         self.bandwidth = check_bandwidth(bandwidth)
