@@ -28,6 +28,7 @@ counts them. Speculative copies are inferred from overlapping attempts of a task
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,7 +150,7 @@ class HistoryServerClient:
                 response = self.session.get(url, params=params, timeout=self.timeout,
                                             headers={"Accept": "application/json"})
             except (requests.ConnectionError, requests.Timeout) as exc:
-                last = f"{type(exc).__name__}: {exc}"
+                last = _brief(exc)
                 log.warning("History Server %s: %s (try %d)", url, last, attempt + 1)
                 continue
             if response.status_code in RETRY_STATUS:
@@ -172,6 +173,15 @@ def _field(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> An
         raise HedgeError(f"History Server {where}: field '{name}' = {value!r}, expected "
                          f"{'a number' if kind is not str else 'a string'}")
     return value
+
+
+def _brief(exc: requests.RequestException) -> str:
+    """'ConnectionError: [Errno 111] Connection refused' rather than urllib3's paragraph."""
+    text = str(exc)
+    errno = re.search(r"\[Errno -?\d+\][^'\")]*", text)
+    timeout = re.search(r"(read|connect) timeout=[\d.]+", text)
+    detail = (errno or timeout).group(0).strip() if (errno or timeout) else text[:120]
+    return f"{type(exc).__name__}: {detail}"
 
 
 def _remote_message(response: requests.Response) -> str:
