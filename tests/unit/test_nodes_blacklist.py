@@ -134,6 +134,23 @@ def test_watcher_publishes_then_keeps_last_good_set_on_failure(tmp_path, history
     assert read_blacklist(out) == first.blacklist
 
 
+def test_watcher_with_an_mlna_model(tmp_path):
+    from hedge.nodes.mlna import MLNA, MLNAParams
+
+    s = synthetic_history(n_nodes=20, n_periods=4, period_days=5, day_seconds=3600.0, seed=3,
+                          initial_weak=0.2, p_recover=0.0, p_become_weak=0.0)
+    path = tmp_path / "h.csv"
+    cols = s.history.to_pydict()
+    path.write_text("\n".join([",".join(CSV_COLUMNS)] + [
+        ",".join(str(cols[c][i]) for c in CSV_COLUMNS) for i in range(s.history.num_rows)]))
+    model = MLNA(MLNAParams(period_days=5, day_seconds=3600.0, n_estimators=30)).fit(s.history)
+    watcher = Watcher(source=str(path), out=tmp_path / "bl", status=tmp_path / "st.json",
+                      blacklister=Blacklister(max_fraction=0.5, min_dwell=0), model=model)
+    result = watcher.step(now=3.5 * s.period_seconds)
+    assert result.ok and set(result.blacklist) == set(s.nodes[s.weak[3]])
+    assert json.loads((tmp_path / "st.json").read_text())["method"] == "ml-na"
+
+
 def test_watcher_with_nothing_published_yet(tmp_path):
     watcher = Watcher(source=str(tmp_path / "missing.csv"), out=tmp_path / "bl",
                       status=tmp_path / "st.json")

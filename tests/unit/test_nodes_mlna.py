@@ -115,6 +115,17 @@ def test_mlna_predicts_planted_weak_nodes_on_synthetic_history():
     assert (guess & truth).sum() / truth.sum() >= 0.8
 
 
+def test_predict_current_uses_the_complete_period_before_now():
+    s = synthetic_history(n_nodes=20, n_periods=4, period_days=5, day_seconds=3600.0, seed=3)
+    model = MLNA(SMALL).fit(s.history)
+    now = 3.5 * s.period_seconds  # inside period 3: predict it from period 2
+    current = model.predict_current(s.history, now)
+    np.testing.assert_allclose(current.proba, model.predict_next(s.history, period=2).proba)
+    assert current.period_start == 2 * s.period_seconds
+    with pytest.raises(HedgeError, match="does not include the period before now"):
+        model.predict_current(s.history, 10 * s.period_seconds)
+
+
 def test_mlna_needs_two_periods():
     s = synthetic_history(n_nodes=10, n_periods=1, period_days=5, day_seconds=3600.0)
     with pytest.raises(HedgeError, match="at least 2 are needed"):

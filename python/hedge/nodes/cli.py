@@ -171,15 +171,16 @@ def predict(history: str, as_json: bool, since: float | None, model_path: str,
               help="Never blacklist more than this fraction of the nodes.")
 @click.option("--min-dwell", type=float, default=3600.0, show_default=True,
               help="Seconds a node stays listed (or unlisted) after a change.")
-@click.option("--lookback", type=float, default=30 * 86400.0, show_default=True,
-              help="History Server window in seconds before now.")
+@click.option("--lookback", type=float, default=None,
+              help="History Server window in seconds before now (default: 30 days for "
+                   "ranking, two periods of the model for ML-NA).")
 @click.option("--nodes", "nodes_file", type=click.Path(dir_okay=False), default=None,
               help="File of the cluster's host names (one per line): other names are "
                    "never published, and the cap counts these nodes.")
 def watch(history: str, by_type: bool, out: str, status: str | None, interval: float,
           iterations: int | None, model_path: str | None, threshold: float, method: str,
           weak_policy: str, k: int, max_fraction: float, min_dwell: float,
-          lookback: float, nodes_file: str | None) -> None:
+          lookback: float | None, nodes_file: str | None) -> None:
     """Recompute weak nodes every interval and publish the blacklist (NEPAB)."""
     from hedge.nodes.blacklist import Blacklister, read_blacklist
     from hedge.nodes.mlna import MLNA
@@ -187,10 +188,14 @@ def watch(history: str, by_type: bool, out: str, status: str | None, interval: f
 
     if interval <= 0:
         raise HedgeError(f"--interval = {interval}: expected seconds > 0")
+    model = MLNA.load(model_path) if model_path else None
+    if lookback is None:
+        lookback = (2 * model.params.period_days * model.params.day_seconds if model
+                    else 30 * 86400.0)
     watcher = Watcher(
         source=history, out=Path(out), status=Path(status or f"{out}.json"),
         blacklister=Blacklister(max_fraction=max_fraction, min_dwell=min_dwell),
-        model=MLNA.load(model_path) if model_path else None, method=method,
+        model=model, method=method,
         weak_policy=weak_policy, k=k, threshold=threshold, lookback=lookback,
         by_type=by_type,
         known_nodes=frozenset(read_blacklist(nodes_file)) if nodes_file else None)

@@ -1,7 +1,9 @@
 """ML-NA features and k-means labels: per node, per period of ``period_days`` days.
 
-Time is cut into days of ``day_seconds`` (default 86400; shorter for small traces) from
-the first finish time, floored to a whole day, and days into periods of ``period_days``.
+Time is cut into periods of ``period_days`` days of ``day_seconds`` (default 86400;
+shorter for small traces). Periods are aligned to multiples of the period length on the
+history's clock (the first one holds the earliest finish time), so the boundaries do not
+move when a sliding history window moves.
 An attempt belongs to the day its finish time falls in. For node m, period p and day
 N = 1..P of that period, with the node's normalised durations of days 1..N::
 
@@ -65,7 +67,8 @@ def period_features(data: NormalizedDurations, period_days: int = 30,
     if len(data.z) == 0:
         raise HedgeError("ML-NA: the history has no successful attempts in jobs with more "
                          "than one task, so there is nothing to learn from")
-    origin = np.floor(data.end.min() / day_seconds) * day_seconds
+    period_seconds = period_days * day_seconds
+    origin = np.floor(data.end.min() / period_seconds) * period_seconds
     day = ((data.end - origin) // day_seconds).astype(np.int64)
     n_periods = int(day.max() // period_days) + 1
     n_nodes, P = data.n_nodes, period_days

@@ -165,10 +165,26 @@ class MLNA:
         return self
 
     def predict_next(self, history: pa.Table, period: int = -1) -> NodePrediction:
-        """Weak probabilities for the period after ``period`` (default: the latest)."""
+        """Weak probabilities for the period after ``period`` (default: the latest in the
+        history, even if it is still partial: its unseen days are NaN)."""
+        return self._predict(self.features(history), period)
+
+    def predict_current(self, history: pa.Table, now: float) -> NodePrediction:
+        """Weak probabilities for the period containing ``now``, from the complete period
+        before it (what a live blacklist should use)."""
+        feats = self.features(history)
+        period_seconds = feats.period_days * feats.day_seconds
+        previous = int((now - feats.period_start[0]) // period_seconds) - 1
+        if not 0 <= previous < feats.n_periods:
+            raise HedgeError(
+                f"ML-NA: the history covers {feats.period_start[0]:g} to "
+                f"{feats.period_start[-1] + period_seconds:g} s, which does not include the "
+                f"period before now ({now:g} s); fetch a longer or more recent history")
+        return self._predict(feats, previous)
+
+    def _predict(self, feats: PeriodFeatures, period: int) -> NodePrediction:
         if self.classifier is None:
             raise HedgeError("ML-NA: predict before fit (train or load a model first)")
-        feats = self.features(history)
         rows = feats.present[period]
         proba = self.classifier.predict_proba(feats.features[period, rows])[:, 1]
         return NodePrediction(nodes=feats.nodes[rows], proba=proba,

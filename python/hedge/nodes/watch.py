@@ -1,8 +1,9 @@
 """``hedge nodes watch``: recompute node weakness every interval and publish the blacklist.
 
 Each round: load the history (file or History Server, the last ``lookback`` seconds),
-compute candidates (interval ranking, or an ML-NA model's predictions), pass them through
-the ``Blacklister`` (cap, dwell) and publish the blacklist file and the JSON status.
+compute candidates (interval ranking, or an ML-NA model's prediction for the period that
+contains now, from the complete period before it), pass them through the ``Blacklister``
+(cap, dwell) and publish the blacklist file and the JSON status.
 
 A round whose fetch or analysis fails, or whose history is empty, publishes nothing: the
 last good blacklist stays in place (the health checker keeps using it) and the status file
@@ -98,7 +99,7 @@ class Watcher:
         ranking = rank_nodes(normalize(history, by_type=self.by_type), method=self.method)
         levels = {str(n): int(v) for n, v in zip(ranking.nodes, ranking.level, strict=True)}
         if self.model is not None:
-            prediction = self.model.predict_next(history)
+            prediction = self.model.predict_current(history, now)
             scores = {str(n): float(p) for n, p in zip(prediction.nodes, prediction.proba,
                                                         strict=True)}
             candidates = [str(n) for n in prediction.weak(self.threshold)]
