@@ -18,6 +18,7 @@ import numpy as np
 
 from hedge.estimate.runtime import legacy_arrays
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.model.batch import ScanBatch
 from hedge.policy.base import Policy, register
 
 
@@ -129,6 +130,21 @@ class HadoopDefault(Policy):
             return -1
         rows = np.flatnonzero(ok)
         return int(a.task[rows[np.argmax(end[rows] - replacement_end)]])
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per job: could ``decide`` find a candidate? (conservative; see hedge.model.batch)"""
+        end = legacy_arrays(batch.start, batch.progress, batch.report_sent,
+                            batch.report_received)
+        column = batch.task_type.astype(np.int64)
+        count = batch.completed[batch.job, column]
+        mean = batch.completed_mean[batch.job, column]
+        threshold = mean + self.slow_task_std * batch.completed_std[batch.job, column]
+        slack = 1e-6 * (1.0 + np.abs(threshold))  # float error of running sums: err on True
+        with np.errstate(invalid="ignore"):
+            ok = ((count > 0) & (batch.task_attempts == 1)
+                  & (end - batch.start > threshold - slack) & (end >= batch.now - slack)
+                  & (end > batch.now + mean - slack))
+        return np.bincount(batch.job[ok], minlength=len(batch.n_tasks)) > 0
 
 
 @register
@@ -321,3 +337,8 @@ class Spark(Policy):
         if not can_act:
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
         return Actions(speculate_task=np.unique(a.task[chosen]))
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per job: has some stage reached its quantile of finished tasks?"""
+        need = np.maximum(np.floor(self.quantile * batch.n_tasks), 1)
+        return ((batch.n_tasks > 0) & (batch.completed >= need)).any(axis=1)

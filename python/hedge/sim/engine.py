@@ -44,6 +44,7 @@ from hedge.model import (
     JobFacts,
     Snapshot,
 )
+from hedge.model.batch import ScanBatch
 from hedge.policy import create
 from hedge.sim.cluster import (
     ClusterConfig,
@@ -66,9 +67,12 @@ _IDLE_START = 1e18  # start/work-begin of an empty slot: far future, so it never
 class _Live:
     """The attempt running in each slot (struct of arrays indexed by slot; ``aid`` -1: empty).
 
-    ``ws``: when work begins (start + JVM startup); ``W`` / ``w``: total / done work
-    (``W = inf`` on an empty slot, so it never ends); ``r``: current rate; ``k``: index of
+    ``ws``: when work begins (start + JVM startup); ``W``: total work (``inf`` on an empty
+    slot, so it never ends); ``w``: work done by time ``tw``, when the rate last changed;
+    ``r``: the rate since ``tw`` (work done at t >= tw is ``w + r * (t - max(tw, ws))``, so
+    results do not depend on which ticks the loop happens to visit); ``k``: index of
     the last heartbeat sent; ``p0`` / ``p1``: progress in reports ``k`` and ``k - 1``;
+    ``r0`` / ``r1``: when the AM receives those two reports;
     ``kfp`` / ``fpp``: index and progress of the first report with progress > 0; ``frac0``:
     fraction of the task done before this attempt (Chronos resume).
     """
@@ -82,10 +86,13 @@ class _Live:
         self.ws = np.full(n_slots, _IDLE_START)
         self.W = np.full(n_slots, np.inf)
         self.w = np.zeros(n_slots)
+        self.tw = np.zeros(n_slots)
         self.r = np.ones(n_slots)
         self.k = np.zeros(n_slots, dtype=np.int64)
         self.p0 = np.zeros(n_slots)
         self.p1 = np.zeros(n_slots)
+        self.r0 = np.zeros(n_slots)
+        self.r1 = np.zeros(n_slots)
         self.kfp = np.ones(n_slots, dtype=np.int64)
         self.fpp = np.full(n_slots, np.nan)
         self.frac0 = np.zeros(n_slots)
@@ -119,6 +126,7 @@ class Simulator:
         seed: int = 0,
         deadline_factor: float | None = None,
         progress: bool = False,
+        gates: bool = True,
     ) -> None:
         self.workload = workload
         self.cluster = cluster or ClusterConfig()
@@ -132,6 +140,8 @@ class Simulator:
         probe = create(policy, **self.policy_params)
         # a policy class may declare ``speculates = False`` (e.g. ``none``): never scanned
         self._observing = bool(getattr(probe, "speculates", True))
+        # optional vectorised pre-check over all due jobs (hedge.model.batch)
+        self._gate = getattr(probe, "needs_scan", None) if gates else None
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -164,6 +174,8 @@ class Simulator:
         self.t_runtime = np.full(n, np.nan)
         self.t_detected = np.zeros(n, dtype=bool)
         self.t_launched = np.zeros(n, dtype=np.int64)
+        # live (running or queued) attempts per task, for scan gates
+        self.t_att = np.zeros(n + 1, dtype=np.int64)
         self._local_matters = bool(np.isfinite(self.t_input).any())
 
         self.j_arrival = wl.arrival[job_order]
@@ -186,6 +198,10 @@ class Simulator:
         self.j_avoid: dict[int, np.ndarray] = {}
         self.j_policy: dict[int, object] = {}
         self.j_deadline = self._deadlines(sizes)
+        # completed tasks per job and type: count, sum and sum of squares of run times
+        self.j_count = np.zeros((nj, 2))
+        self.j_sum = np.zeros((nj, 2))
+        self.j_sumsq = np.zeros((nj, 2))
 
         # attempt pool: originals at index == task, copies/relaunches appended
         cap = max(16, int(n * 1.25))
@@ -258,7 +274,7 @@ class Simulator:
             if self._observing:
                 self._scan(t)
             self._schedule(t)
-            self._update_rates()
+            self._update_rates(t)
             done_now = int(self.t_done.sum()) if self.progress else 0
             if done_now > done_before:
                 bar.update(done_now - done_before)
@@ -273,7 +289,7 @@ class Simulator:
         tick = self.cluster.tick
         candidates = []
         live = self.live
-        end = float((np.maximum(live.ws, t) + (live.W - live.w) / live.r).min())
+        end = float((np.maximum(live.ws, live.tw) + (live.W - live.w) / live.r).min())
         if math.isfinite(end):
             candidates.append(end)
         if self._arrived < len(self._arrival_grid):
@@ -296,12 +312,11 @@ class Simulator:
         live = self.live
         if t <= t_prev:
             return
-        begin = np.maximum(live.ws, t_prev)
+        begin = np.maximum(live.ws, live.tw)
         end = begin + (live.W - live.w) / live.r
         fin = end <= t + EPS
         if self._observing:
             self._heartbeats(t, begin, ~fin)
-        live.w += live.r * np.maximum(t - begin, 0.0)
         if fin.any():
             self._complete(t, np.flatnonzero(fin), end[fin])
 
@@ -327,7 +342,15 @@ class Simulator:
         crossed = (kfp > k_old) & (kfp <= k_new)
         if crossed.any():
             live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp[crossed] * hw, crossed)
+        sent = start + k_new * hw
+        r_new = sent + self.latency(live.aid[rows], k_new)
+        again = k_new - 1 > k_old
+        r_prev = live.r0[rows]
+        if again.any():
+            r_prev[again] = sent[again] - hw + self.latency(live.aid[rows[again]],
+                                                             k_new[again] - 1)
         live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
+        live.r0[rows], live.r1[rows] = r_new, r_prev
 
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         live = self.live
@@ -350,6 +373,11 @@ class Simulator:
         self._release(gone)
 
         jobs = self.t_job[uniq]
+        types = self.t_type[uniq].astype(np.int64)
+        runtime = self.t_runtime[uniq]
+        np.add.at(self.j_count, (jobs, types), 1.0)
+        np.add.at(self.j_sum, (jobs, types), runtime)
+        np.add.at(self.j_sumsq, (jobs, types), runtime * runtime)
         np.subtract.at(self.j_left, jobs, 1)
         np.maximum.at(self.j_last, jobs, win_end)
         map_jobs = jobs[self.t_type[uniq] == MAP]
@@ -369,6 +397,7 @@ class Simulator:
         """Empty these slots (their attempts ended or were killed)."""
         self.slot_busy[slots] = False
         np.subtract.at(self.busy_n, self.slot_node[slots], 1)
+        np.subtract.at(self.t_att, self.live.task[slots], 1)
         self.live.clear(slots)
 
     # ------------------------------------------------------------------ step 2: arrivals
@@ -399,9 +428,19 @@ class Simulator:
         lo, hi = np.searchsorted(live.job[order], np.stack([due, due + 1]))
         rows = np.concatenate([order[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)])
         view = self._am_view(t, rows)
+        cut = np.concatenate([[0], np.cumsum(hi - lo)])
+        call = np.ones(len(due), dtype=bool)
+        if self._gate is not None:
+            call = np.asarray(self._gate(self._batch(t, due, rows, cut, view)), dtype=bool)
+            skip = due[~call]
+            tick = self.cluster.tick
+            self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
+            if not call.any():
+                return
         cluster = self._cluster_facts(t)
-        cut = np.concatenate([[0], np.cumsum(hi - lo)]).tolist()
-        for i, j in enumerate(due.tolist()):
+        cut = cut.tolist()
+        for i in np.flatnonzero(call).tolist():
+            j = int(due[i])
             if self.j_left[j] == 0:
                 continue
             part = slice(cut[i], cut[i + 1])
@@ -414,13 +453,37 @@ class Simulator:
             self.scans += 1
             self._apply(t, j, actions)
 
+    def _batch(self, t: float, due: np.ndarray, rows: np.ndarray, cut: np.ndarray,
+               view: dict[str, np.ndarray]) -> ScanBatch:
+        """The cheap many-job view a policy's ``needs_scan`` gate reads."""
+        live = self.live
+        count = self.j_count[due]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = self.j_sum[due] / count
+            std = np.sqrt(np.maximum(self.j_sumsq[due] / count - mean * mean, 0.0))
+        task = live.task[rows]
+        return ScanBatch(
+            now=t,
+            job=np.repeat(np.arange(len(due)), np.diff(cut)),
+            task_type=self.t_type[task],
+            start=live.start[rows],
+            progress=view["progress"],
+            report_sent=view["sent"],
+            report_received=view["recv"],
+            task_attempts=self.t_att[task],
+            n_tasks=np.stack([self.j_nmaps[due], self.j_nred[due]], axis=1),
+            completed=count,
+            completed_mean=mean,
+            completed_std=std,
+        )
+
     def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""
         live, hw = self.live, self.cluster.hw
         start, kfp = live.start[rows], live.kfp[rows]
         index, progress, sent, recv = last_received(
-            t, live.aid[rows], start, live.k[rows], live.p0[rows], live.p1[rows], hw,
-            self.latency)
+            t, start, live.k[rows], live.p0[rows], live.p1[rows], live.r0[rows],
+            live.r1[rows], hw)
         seen_fp = (kfp <= index) & (index >= 0)
         fpt = np.where(seen_fp, start + kfp * hw, np.nan)
         fpp = np.where(seen_fp, live.fpp[rows], np.nan)
@@ -538,6 +601,7 @@ class Simulator:
         self.a_prefer[ids] = prefer
         self.a_frac0[ids] = frac0
         self._n_attempts += k
+        self.t_att[task] += k
         self._queue.extend(ids.tolist())
 
     def _grow(self, size: int) -> None:
@@ -566,6 +630,7 @@ class Simulator:
         for c in cancelled:
             self._queue.remove(c)
             self.a_state[c] = _CANCELLED
+            self.t_att[self.a_task[c]] -= 1
         # a task left with no attempt at all is relaunched (as Hadoop reschedules it)
         queued = {int(self.a_task[c]) for c in self._queue}
         running = set(self.live.task.tolist())
@@ -580,7 +645,9 @@ class Simulator:
             return
         live = self.live
         mask = np.flatnonzero(live.task == task)
-        reached = live.frac0[mask] + (1 - live.frac0[mask]) * live.w[mask] / live.W[mask]
+        done = live.w[mask] + live.r[mask] * np.maximum(
+            t - np.maximum(live.tw[mask], live.ws[mask]), 0.0)
+        reached = live.frac0[mask] + (1 - live.frac0[mask]) * done / live.W[mask]
         frac0 = float(reached.max()) if len(mask) else 0.0
         aid = live.aid[mask]
         self.a_end[aid] = t
@@ -684,6 +751,7 @@ class Simulator:
             task = int(self.a_task[aid])
             if self.t_done[task]:
                 self.a_state[aid] = _CANCELLED
+                self.t_att[task] -= 1
                 continue
             free_n = cfg.slots - self.busy_n
             allowed = free_n > 0
@@ -735,27 +803,40 @@ class Simulator:
             factor[fresh] = self._factor_pool[
                 self._copy_rng.integers(0, len(self._factor_pool), int(fresh.sum()))]
         frac0 = self.a_frac0[aid]
-        inp = self.t_input[tasks]
-        remote = np.where(np.isfinite(inp) & (node != self.t_home[tasks]),
-                          np.nan_to_num(inp) * (1 - frac0) / cfg.bandwidth, 0.0)
-        shuffle = np.where(self.t_type[tasks] == REDUCE, cfg.shuffle, 0.0)
-        work = np.maximum((1 - frac0) * self.t_base[tasks] * factor + remote + shuffle, 1e-9)
+        work = (1 - frac0) * self.t_base[tasks] * factor
+        if self._local_matters:
+            inp = self.t_input[tasks]
+            work += np.where(np.isfinite(inp) & (node != self.t_home[tasks]),
+                             np.nan_to_num(inp) * (1 - frac0) / cfg.bandwidth, 0.0)
+        if cfg.shuffle:
+            work += np.where(self.t_type[tasks] == REDUCE, cfg.shuffle, 0.0)
+        work = np.maximum(work, 1e-9)
         self.a_node[aid], self.a_start[aid], self.a_state[aid] = node, t, _RUNNING
         np.add.at(self.t_launched, tasks, 1)
+        np.add.at(self.t_att, tasks[~fresh], 1)  # originals were not counted while waiting
         live = self.live
         live.aid[slots], live.task[slots], live.job[slots] = aid, tasks, self.t_job[tasks]
         live.start[slots], live.ws[slots] = t, t + cfg.startup
-        live.W[slots], live.w[slots] = work, 0.0
+        live.W[slots], live.w[slots], live.tw[slots] = work, 0.0, t
         live.k[slots], live.p0[slots], live.p1[slots] = 0, 0.0, 0.0
+        live.r0[slots] = t + self.latency(aid, np.zeros(len(aid), dtype=np.int64))
+        live.r1[slots] = np.nan
         live.kfp[slots] = math.floor(cfg.startup / cfg.hw + EPS) + 1
         live.fpp[slots] = np.nan
         live.frac0[slots] = frac0
 
     # ------------------------------------------------------------------ step 5: rates
-    def _update_rates(self) -> None:
-        """``r = speed / (degradation * stretch(busy slots))`` for every slot."""
+    def _update_rates(self, t: float) -> None:
+        """``r = speed / (degradation * stretch(busy slots))``; bank the work of changed slots."""
+        live = self.live
         node_factor = self._degr * self._stretch[self.busy_n]
-        self.live.r = self.slot_speed / node_factor[self.slot_node]
+        rate = self.slot_speed / node_factor[self.slot_node]
+        changed = np.flatnonzero(rate != live.r)
+        if len(changed):
+            begin = np.maximum(live.tw[changed], live.ws[changed])
+            live.w[changed] += live.r[changed] * np.maximum(t - begin, 0.0)
+            live.tw[changed] = t
+            live.r[changed] = rate[changed]
 
     # ------------------------------------------------------------------ result
     def _result(self, wall: float) -> SimResult:
@@ -809,7 +890,8 @@ def simulate(
     deadline_factor: float | None = None,
     policy_params: dict | None = None,
     progress: bool = False,
+    gates: bool = True,
 ) -> SimResult:
     """Run ``policy`` on ``workload``; see ``Simulator``."""
     return Simulator(workload, cluster, policy, policy_params, seed, deadline_factor,
-                     progress).run()
+                     progress, gates).run()

@@ -45,30 +45,29 @@ class Latency:
 
 def last_received(
     now: float,
-    attempt: np.ndarray,
     start: np.ndarray,
     k: np.ndarray,
     p_k: np.ndarray,
     p_prev: np.ndarray,
+    recv_k: np.ndarray,
+    recv_prev: np.ndarray,
     hw: float,
-    latency: Latency,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The AM's view at ``now`` of attempts whose latest *sent* report is ``k``.
 
-    ``p_k`` / ``p_prev``: progress carried by reports ``k`` and ``k - 1``. Returns
-    ``(index, progress, sent, received)`` of the last received report (index -1, progress 0
-    and NaN times when none has arrived yet).
+    ``p_k`` / ``p_prev``: progress carried by reports ``k`` and ``k - 1``; ``recv_k`` /
+    ``recv_prev``: when they arrive (send time + ``L(a, k)``). Returns ``(index, progress,
+    sent, received)`` of the last received report (index -1, progress 0 and NaN times when
+    none has arrived yet).
     """
-    sent_k = start + k * hw
-    recv_k = sent_k + latency(attempt, k)
     ok = recv_k <= now
     index = np.where(ok, k, k - 1)
     sent = start + index * hw
-    recv = np.where(ok, recv_k, sent + latency(attempt, np.maximum(k - 1, 0)))
+    recv = np.where(ok, recv_k, recv_prev)
     progress = np.where(ok, p_k, p_prev)
     none = index < 0
     if none.any():
         sent[none] = np.nan
         recv[none] = np.nan
-        progress = np.where(none, 0.0, progress)
+        progress[none] = 0.0
     return index, progress, sent, recv

@@ -1,0 +1,39 @@
+"""A cheap view of many jobs at one scan, for optional vectorised scan gates.
+
+A policy may define ``needs_scan(batch) -> np.ndarray`` (one bool per job of the batch):
+``False`` promises that ``decide`` on that job's full ``Snapshot`` would return no action
+(no copy, kill, resume or reservation) at this scan, so the simulator may skip building
+the snapshot and calling ``decide``; the job is then rescanned after the default period.
+Gates must be conservative (when in doubt, return True) and are only for policies whose
+``decide`` keeps no per-scan state. The simulator checks (tests) that a run with gates
+gives bit-identical results to one without.
+
+Rows are the *running* attempts of the batch's jobs, with what the AM has received
+(same meaning as the ``AttemptTable`` columns). Per-job arrays have one row per job and
+one column per task type (MAP, REDUCE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class ScanBatch:
+    now: float
+    # per running attempt
+    job: np.ndarray  # row of the job in the per-job arrays
+    task_type: np.ndarray
+    start: np.ndarray
+    progress: np.ndarray
+    report_sent: np.ndarray
+    report_received: np.ndarray
+    # live (running or waiting) attempts of this attempt's task
+    task_attempts: np.ndarray
+    # per job x task type: tasks, completed tasks, mean and population std of their run times
+    n_tasks: np.ndarray
+    completed: np.ndarray
+    completed_mean: np.ndarray
+    completed_std: np.ndarray

@@ -1,0 +1,225 @@
+"""Hand-computed simulator scenarios: exact job times, costs and what the AM sees."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.policy.base import Policy, register
+from hedge.sim.cluster import ClusterConfig, parse_cluster
+from hedge.sim.engine import simulate
+from hedge.sim.heartbeat import last_received
+from hedge.sim.metrics import summarize
+from hedge.sim.results import KILLED, NORMAL, WON
+from hedge.traces.workload import Workload
+
+EXACT = dict(latency="const:0", hw=1.0)
+
+
+def one_job(durations, types=None, arrival=0.0) -> Workload:
+    types = None if types is None else [np.asarray(types, dtype=np.int8)]
+    return Workload.from_jobs(["j"], [arrival], [np.asarray(durations, float)], types)
+
+
+@register
+class _CopySlowest(Policy):
+    """Test policy: once a task completed, copy every running task that has one attempt."""
+
+    name = "test-copy-running"
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a = snapshot.attempts
+        if not len(snapshot.job.completed_map_runtimes):
+            return Actions()
+        running = a.task[(a.state == AttemptState.RUNNING)]
+        tasks, counts = np.unique(a.task, return_counts=True)
+        single = set(tasks[counts == 1].tolist())
+        return Actions(speculate_task=[t for t in running.tolist() if t in single])
+
+
+@register
+class _ResumeRunning(Policy):
+    """Test policy: once a task completed, resume every other running task once."""
+
+    name = "test-resume-running"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a = snapshot.attempts
+        if self.done or not len(snapshot.job.completed_map_runtimes):
+            return Actions()
+        self.done = True
+        running = np.unique(a.task[a.state == AttemptState.RUNNING])
+        return Actions(resume_task=running, resume_copies=np.ones(len(running), dtype=np.int64))
+
+
+_SEEN: list[Snapshot] = []
+
+
+@register
+class _Recorder(Policy):
+    """Test policy: remembers every snapshot, never acts."""
+
+    name = "test-recorder"
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        _SEEN.append(snapshot)
+        return Actions()
+
+
+def test_two_nodes_three_tasks_fifo_exact():
+    r = simulate(one_job([4, 2, 3]), "none", ClusterConfig(nodes=2, slots=1, **EXACT))
+    assert r.job_time.tolist() == [5.0]
+    order = np.argsort(r.attempts.task)
+    assert r.attempts.start[order].tolist() == [0.0, 0.0, 2.0]
+    assert r.attempts.end[order].tolist() == [4.0, 2.0, 5.0]
+    row = summarize(r)
+    assert row["machine_time"] == 9.0
+    assert row["makespan"] == 5.0
+    assert row["copies_launched"] == 0
+    assert set(r.attempts.outcome.tolist()) == {NORMAL}
+
+
+def test_heterogeneity_slowest_node_is_h_times_slower():
+    r = simulate(one_job([4, 4]), "none", ClusterConfig(nodes=2, slots=1, heterogeneity=4,
+                                                        **EXACT))
+    assert sorted(r.node_speed.tolist()) == [0.5, 2.0]
+    assert sorted(r.attempts.end.tolist()) == [2.0, 8.0]
+    assert summarize(r)["machine_time"] == 10.0
+
+
+def test_contention_stretch_and_release():
+    # one node, 2 slots, c=2: both tasks run at rate 1/2 until the short one ends at 4,
+    # then the other runs alone at rate 1: 2 of 4 units left -> ends at 6
+    r = simulate(one_job([2, 4]), "none", ClusterConfig(nodes=1, slots=2, contention=2, **EXACT))
+    assert sorted(r.attempts.end.tolist()) == [4.0, 6.0]
+    assert r.job_time.tolist() == [6.0]
+
+
+def test_copy_on_other_node_wins_and_original_is_killed():
+    # speeds 2 and 0.5: the fast node finishes its task at 2, then copies the slow task
+    # (4 units at speed 2 -> ends at 4); the original is killed at 4
+    cfg = ClusterConfig(nodes=2, slots=1, heterogeneity=4, **EXACT)
+    r = simulate(one_job([4, 4]), "test-copy-running", cfg)
+    assert r.job_time.tolist() == [4.0]
+    a = r.attempts
+    assert a.copy.sum() == 1
+    copy = np.flatnonzero(a.copy)[0]
+    assert (a.start[copy], a.end[copy], a.outcome[copy]) == (2.0, 4.0, WON)
+    original = np.flatnonzero(~a.copy & (a.task == a.task[copy]))[0]
+    assert (a.end[original], a.outcome[original]) == (4.0, KILLED)
+    assert a.node[copy] != a.node[original]
+    row = summarize(r)
+    assert row["machine_time"] == 2.0 + 4.0 + 2.0
+    assert (row["copies_launched"], row["copies_won"], row["copies_killed"]) == (1, 1, 0)
+
+
+def test_resume_does_only_the_remaining_work():
+    cfg = ClusterConfig(nodes=2, slots=1, heterogeneity=4, **EXACT)
+    r = simulate(one_job([4, 4]), "test-resume-running", cfg)
+    a = r.attempts
+    resumed = np.flatnonzero(a.copy)[0]
+    # the slow attempt did 2 s x 0.5 = 1 of 4 units; 3 units remain from t=2
+    speed = r.node_speed[a.node[resumed]]
+    assert a.start[resumed] == 2.0
+    assert a.end[resumed] == pytest.approx(2.0 + 3.0 / speed)
+    killed = np.flatnonzero(a.outcome == KILLED)
+    assert a.end[killed].tolist() == [2.0]
+
+
+def test_fifo_and_fair_share_slots_differently():
+    wl = Workload.from_jobs(["a", "b"], [0.0, 0.0], [np.ones(4), np.ones(4)])
+    fifo = simulate(wl, "none", ClusterConfig(nodes=1, slots=2, scheduler="fifo", **EXACT))
+    fair = simulate(wl, "none", ClusterConfig(nodes=1, slots=2, scheduler="fair", **EXACT))
+    assert fifo.finish.tolist() == [2.0, 4.0]
+    assert fair.finish.tolist() == [4.0, 4.0]
+
+
+def test_reduces_start_after_maps_and_pay_shuffle():
+    wl = one_job([2, 2, 3], types=[MAP, MAP, REDUCE])
+    r = simulate(wl, "none", ClusterConfig(nodes=2, slots=1, shuffle=1.0, **EXACT))
+    reduce_row = np.flatnonzero(r.attempts.task == 2)[0]
+    assert r.attempts.start[reduce_row] == 2.0
+    assert r.job_time.tolist() == [6.0]
+
+
+def test_arrivals_and_deadline_hit_rate():
+    wl = Workload.from_jobs(["a", "b"], [0.0, 10.0], [np.array([3.0]), np.array([2.0, 2.0])])
+    r = simulate(wl, "none", ClusterConfig(nodes=1, slots=1, **EXACT), deadline_factor=1.5)
+    assert r.finish.tolist() == [3.0, 14.0]
+    # deadlines: 0 + 1.5*3 = 4.5 (met), 10 + 1.5*2 = 13 (missed: 2 tasks share one slot)
+    assert r.deadline.tolist() == [4.5, 13.0]
+    assert summarize(r)["deadline_hit_rate"] == 0.5
+
+
+def test_startup_delay_postpones_work():
+    r = simulate(one_job([3]), "none", ClusterConfig(nodes=1, slots=1, startup=2.0, **EXACT))
+    assert r.job_time.tolist() == [5.0]
+
+
+def test_heartbeats_the_am_sees_only_received_reports():
+    _SEEN.clear()
+    cfg = ClusterConfig(nodes=1, slots=1, hw=3.0, latency="const:0.5")
+    simulate(one_job([10]), "test-recorder", cfg)
+    by_time = {s.now: s for s in _SEEN}
+    at4 = by_time[4.0].attempts
+    # report 1 sent at 3 (progress 0.3) arrived at 3.5
+    assert at4.progress.tolist() == [pytest.approx(0.3)]
+    assert (at4.report_sent[0], at4.report_received[0]) == (3.0, 3.5)
+    assert (at4.first_progress_time[0], at4.first_progress[0]) == (3.0, pytest.approx(0.3))
+    at6 = by_time[6.0].attempts
+    # report 2 (sent at 6) is still in flight at 6: the AM still holds report 1
+    assert at6.progress.tolist() == [pytest.approx(0.3)]
+    assert by_time[7.0].attempts.progress.tolist() == [pytest.approx(0.6)]
+    at0 = by_time[0.0].attempts
+    assert at0.state.tolist() == [AttemptState.WAITING]
+    assert math.isnan(at0.report_sent[0])
+
+
+def test_last_received_prefers_the_newest_arrived_report():
+    index, progress, sent, recv = last_received(
+        now=10.0, start=np.array([0.0, 0.0, 9.0]), k=np.array([3, 3, 0]),
+        p_k=np.array([0.9, 0.9, 0.0]), p_prev=np.array([0.6, 0.6, 0.0]),
+        recv_k=np.array([9.5, 10.5, 11.0]), recv_prev=np.array([6.5, 6.5, np.nan]), hw=3.0)
+    assert index.tolist() == [3, 2, -1]
+    assert progress.tolist() == [0.9, 0.6, 0.0]
+    assert sent[:2].tolist() == [9.0, 6.0] and math.isnan(sent[2])
+    assert recv[:2].tolist() == [9.5, 6.5]
+
+
+def test_cluster_parsing_and_errors():
+    cfg = parse_cluster("nodes=10,slots=2,heterogeneity=3,contention=2.5,scheduler=fair")
+    assert (cfg.nodes, cfg.slots, cfg.heterogeneity, cfg.scheduler) == (10, 2, 3.0, "fair")
+    with pytest.raises(HedgeError, match="bogus"):
+        parse_cluster("bogus=1")
+    with pytest.raises(HedgeError, match="heterogeneity"):
+        parse_cluster("heterogeneity=0.5")
+    with pytest.raises(HedgeError, match="latency"):
+        parse_cluster("latency=gauss:1")
+    with pytest.raises(HedgeError, match="expected a number"):
+        parse_cluster("nodes=many")
+
+
+def test_degradation_is_ground_truth_in_results():
+    wl = Workload.from_jobs([f"j{i}" for i in range(20)], np.arange(20.0) * 50,
+                            [np.full(5, 30.0)] * 20)
+    cfg = ClusterConfig(nodes=10, slots=2, degraded=0.3, degrade_factor=4, degrade_gap=200,
+                        degrade_period=300)
+    r = simulate(wl, "none", cfg, seed=3)
+    d = r.degradation
+    assert len(d) > 0 and set(d.node.tolist()) <= set(range(10))
+    assert len(set(d.node.tolist())) == 3
+    assert (d.end > d.start).all() and (d.factor == 4).all()
+    healthy = simulate(wl, "none", ClusterConfig(nodes=10, slots=2), seed=3)
+    assert summarize(r)["machine_time"] > summarize(healthy)["machine_time"]
+
+
+def test_unknown_policy_is_a_clear_error():
+    with pytest.raises(HedgeError, match="unknown policy 'nope'"):
+        simulate(one_job([1]), "nope")
