@@ -359,16 +359,19 @@ def optimal_r(strategy: str, n_tasks: int, deadline: float, t_min: float, beta: 
         head = np.arange(r_f, r_0 + 1)
         head_u = u(head)
         best = int(head[np.argmax(head_u)])
-        peak = _line_search(u, r_0, r_max)
-        if peak > r_0 and u(np.array([peak]))[0] > head_u.max():
+        peak, peak_u = _line_search(u, r_0, r_max)
+        if peak > r_0 and peak_u > head_u.max():
             best = peak
     rr = np.array(float(best))
-    return (best, float(np.exp(_log_pocd(p, rr))), float(_machine_time(p, rr)),
-            float(_utility(p, rr, theta, price, r_min)))
+    log_pocd, cost = _log_pocd(p, rr), _machine_time(p, rr)
+    margin = (1.0 - r_min) + np.expm1(log_pocd)
+    return (best, float(np.exp(log_pocd)), float(cost),
+            float(np.log(margin) - theta * price * cost))
 
 
-def _line_search(u, r_0: int, r_max: int) -> int:
-    """First r in [r_0, r_max] with Delta(r) = U(r+1) - U(r) <= 0 (U concave there), or r_max.
+def _line_search(u, r_0: int, r_max: int) -> tuple[int, float]:
+    """(r, U(r)) for the first r in [r_0, r_max] with Delta(r) = U(r+1) - U(r) <= 0 (U is
+    concave there), or r_max.
 
     Delta is evaluated at the doubling steps in one vectorised call; the bracket
     (lo, hi] with Delta(lo) > 0 >= Delta(hi) is then scanned in one more call (the answer
@@ -379,9 +382,10 @@ def _line_search(u, r_0: int, r_max: int) -> int:
     delta = values[len(steps):] - values[: len(steps)]
     down = np.flatnonzero(delta <= 0)
     if len(down) == 0:
-        return r_max
+        return r_max, float(values[len(steps) - 1])
     if down[0] == 0:
-        return int(steps[0])
+        return int(steps[0]), float(values[0])
     lo, hi = int(steps[down[0] - 1]), int(steps[down[0]])
     values = u(np.arange(lo + 1, hi + 2, dtype=np.float64))
-    return lo + 1 + int(np.argmax(np.diff(values) <= 0))
+    k = int(np.argmax(np.diff(values) <= 0))
+    return lo + 1 + k, float(values[k])
