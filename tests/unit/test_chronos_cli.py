@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from hedge.analysis import chronos
 from hedge.cli import main
 
@@ -38,3 +41,28 @@ def test_plan_chronos_bad_input_is_one_line(capsys):
             "--tau-est", "0.5", "--tau-kill", "0.4"]
     assert main(args) == 2
     assert "tau_kill = 0.4 < tau_est = 0.5" in capsys.readouterr().err
+
+
+def test_plan_chronos_fits_pareto_to_a_trace(tmp_path, capsys):
+    # a perfect Pareto(2, 1.5) quantile sample: the MLE is close to (2, 1.5)
+    u = (np.arange(4000) + 0.5) / 4000
+    path = tmp_path / "d.txt"
+    path.write_text("\n".join(f"{x:.6f}" for x in 2.0 * (1 - u) ** (-1 / 1.5)))
+    args = ["plan", "chronos", "--trace", str(path), "--tasks", "20", "--deadline", "10"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"fitted to {path} (4000 durations): Pareto(t_min = 2")
+    assert "NOT Pareto-like" not in out
+    beta = float(out.split("beta = ")[1].split(")")[0])
+    assert beta == pytest.approx(1.5, rel=0.02)
+    clone = next(line for line in out.splitlines() if line.startswith("clone")).split()
+    want = chronos.optimal_r("clone", 20, 10.0, 2.0, beta, theta=1e-3)
+    assert clone[1] == str(want[0])
+
+
+def test_plan_chronos_missing_model_parameters(capsys):
+    assert main(["plan", "chronos", "--tasks", "5", "--deadline", "3", "--tmin", "1"]) == 2
+    assert "--beta: required (or give --trace [--job] to fit it)" in capsys.readouterr().err
+    assert main(["plan", "chronos", "--job", "7", "--deadline", "3", "--tmin", "1",
+                 "--beta", "2", "--tasks", "5"]) == 2
+    assert "--job needs --trace" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from hedge.analysis import chronos, replication
-from hedge.analysis.fitting import Empirical, TailWarning, fit_pareto, job_durations
+from hedge.analysis.fitting import Empirical, TailWarning, durations, fit_pareto, job_durations
 from hedge.errors import HedgeError
 
 
@@ -30,10 +30,16 @@ def plan() -> None:
 
 
 @plan.command("chronos")
-@click.option("--tasks", "n_tasks", type=int, required=True, help="Tasks in the job (N).")
+@click.option("--tasks", "n_tasks", type=int, default=None,
+              help="Tasks in the job (N; default: the --job's task count).")
 @click.option("--deadline", type=float, required=True, help="Deadline D (s from job start).")
-@click.option("--tmin", "t_min", type=float, required=True, help="Pareto minimum run time.")
-@click.option("--beta", type=float, required=True, help="Pareto tail index (shape).")
+@click.option("--tmin", "t_min", type=float, default=None,
+              help="Pareto minimum run time (default: fitted to --trace).")
+@click.option("--beta", type=float, default=None,
+              help="Pareto tail index (default: fitted to --trace).")
+@click.option("--trace", "trace_path", type=click.Path(path_type=Path), default=None,
+              help="Fit t_min and beta (MLE) to durations from a trace or a plain list.")
+@click.option("--job", default=None, help="With --trace: fit to this job's durations.")
 @click.option("--theta", type=float, default=1e-3, show_default=True,
               help="Weight of cost against log(PoCD - R_min).")
 @click.option("--price", type=float, default=1.0, show_default=True,
@@ -44,14 +50,31 @@ def plan() -> None:
 @click.option("--tau-kill", type=float, default=None,
               help="Time extra attempts are killed (default: tau_est + min(tau_est, "
                    "tmin (1 - tau_est/D))).")
-def plan_chronos(n_tasks: int, deadline: float, t_min: float, beta: float, theta: float,
+def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
+                 beta: float | None, trace_path: Path | None, job: str | None, theta: float,
                  price: float, r_min: float, tau_est: float | None,
                  tau_kill: float | None) -> None:
     """Optimal extra attempts r, PoCD, expected cost and utility per Chronos strategy.
 
-    Attempts are modelled as iid Pareto(tmin, beta); the utility is
-    log(PoCD - R_min) - theta * price * E[machine time].
+    Attempts are modelled as iid Pareto(tmin, beta), given or fitted to --trace; the
+    utility is log(PoCD - R_min) - theta * price * E[machine time].
     """
+    if trace_path is not None:
+        samples, job_size, what = _durations(trace_path, job)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TailWarning)
+            fit = fit_pareto(durations(samples, str(trace_path)))
+        t_min = fit.t_min if t_min is None else t_min
+        beta = fit.beta if beta is None else beta
+        n_tasks = job_size if n_tasks is None else n_tasks
+        click.echo(f"fitted to {what}: Pareto(t_min = {fit.t_min:.4g}, beta = {fit.beta:.4g}), "
+                   f"KS D = {fit.ks_statistic:.3g} (p = {fit.p_value:.2g})"
+                   + ("; NOT Pareto-like: treat the table with caution" if caught else ""))
+    elif job is not None:
+        raise HedgeError("--job needs --trace")
+    for name, value in (("--tasks", n_tasks), ("--tmin", t_min), ("--beta", beta)):
+        if value is None:
+            raise HedgeError(f"{name}: required (or give --trace [--job] to fit it)")
     te, tk = chronos.default_taus(deadline, t_min, tau_est) if deadline > t_min else (0, 0)
     tk = tk if tau_kill is None else tau_kill
     rows, notes = [], []
