@@ -1,0 +1,202 @@
+"""Each baseline policy on hand-built snapshots: flags what it should, not what it shouldn't."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hedge.model import MAP, REDUCE, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.model.batch import ScanBatch
+from hedge.policy import create
+
+R, W = AttemptState.RUNNING, AttemptState.WAITING
+
+
+def snapshot(now, rows, n_maps, maps_done=(), reduces_done=(), n_reduces=0, free=4, total=100,
+             ) -> Snapshot:
+    """rows: (task, state, start, progress, received[, node, speculative, type])."""
+    cols = {c: [] for c in AttemptTable.COLUMNS}
+    for i, row in enumerate(rows):
+        task, state, start, progress, received, *rest = row
+        node = rest[0] if len(rest) > 0 else i
+        spec = rest[1] if len(rest) > 1 else False
+        ttype = rest[2] if len(rest) > 2 else MAP
+        waiting = state == W
+        cols["task"].append(task)
+        cols["attempt"].append(100 + i)
+        cols["task_type"].append(ttype)
+        cols["state"].append(state)
+        cols["node"].append(-1 if waiting else node)
+        cols["start"].append(np.nan if waiting else start)
+        cols["first_progress_time"].append(np.nan)
+        cols["first_progress"].append(np.nan)
+        cols["progress"].append(progress)
+        cols["report_sent"].append(np.nan if waiting else received)
+        cols["report_received"].append(np.nan if waiting else received)
+        cols["bytes_processed"].append(0.0)
+        cols["input_bytes"].append(np.nan)
+        cols["speculative"].append(spec)
+    job = JobFacts("job", 0.0, n_maps, n_reduces,
+                   completed_map_runtimes=np.asarray(maps_done, float),
+                   completed_reduce_runtimes=np.asarray(reduces_done, float))
+    cluster = ClusterFacts(total_slots=total, free_slots=free)
+    return Snapshot(now=now, job=job, attempts=AttemptTable(**cols), cluster=cluster)
+
+
+# ---------------------------------------------------------------- none
+def test_none_never_acts():
+    policy = create("none")
+    a = policy.decide(snapshot(50, [(0, R, 0, 0.01, 49)], 2, maps_done=[1.0]))
+    assert len(a.speculate_task) == 0 and a.next_scan_in == math.inf
+    assert policy.speculates is False
+
+
+# ---------------------------------------------------------------- hadoop
+def test_hadoop_copies_the_task_estimated_past_mean_plus_std():
+    # completed: mean 10, std 0; task 3 estimated at 8 / 0.2 = 40 s; task 4 at 8 / 0.9
+    s = snapshot(9, [(3, R, 0, 0.2, 8), (4, R, 0, 0.9, 8)], 6, maps_done=[10, 10, 10])
+    a = create("hadoop").decide(s)
+    assert a.speculate_task.tolist() == [3]
+    assert a.next_scan_in == 15.0
+
+
+def test_hadoop_threshold_uses_the_std():
+    # mean 10, std 8: threshold 18; task 3 estimated at 4 / 0.25 = 16 s is under it, but
+    # over 10 + 0.5 * 8 = 14; a replacement would end at 5 + 10 = 15 < 16
+    s = snapshot(5, [(3, R, 0, 0.25, 4)], 6, maps_done=[2, 18])
+    assert create("hadoop").decide(s).speculate_task.tolist() == []
+    assert create("hadoop", slow_task_std=0.5).decide(s).speculate_task.tolist() == [3]
+
+
+def test_hadoop_does_nothing_before_a_completion_and_sleeps_until_one():
+    s = snapshot(9, [(3, R, 0, 0.01, 8)], 6)
+    a = create("hadoop").decide(s)
+    assert a.speculate_task.tolist() == []
+    assert a.next_scan_in == math.inf and a.wake_on_completion
+
+
+def test_hadoop_one_speculation_per_type_per_scan_largest_gain_first():
+    rows = [(3, R, 0, 0.2, 8), (4, R, 0, 0.1, 8),            # maps: est 40 and 80
+            (7, R, 0, 0.1, 8, 7, False, REDUCE)]             # reduce: est 80
+    s = snapshot(9, rows, 6, maps_done=[10, 10], reduces_done=[10], n_reduces=2)
+    assert sorted(create("hadoop").decide(s).speculate_task.tolist()) == [4, 7]
+
+
+def test_hadoop_skips_tasks_already_copied_and_good_or_too_late_estimates():
+    rows = [(3, R, 0, 0.2, 8), (3, R, 5, 0.1, 8, 9, True),  # already has a copy
+            (4, R, 0, 0.5, 8),                              # est end 16 < now + mean = 30
+            (5, R, 0, 0.2, 2)]                              # est end 10 < now (good)
+    s = snapshot(20, rows, 6, maps_done=[10, 10])
+    assert create("hadoop").decide(s).speculate_task.tolist() == []
+
+
+def test_hadoop_respects_the_speculation_cap():
+    # 10 tasks already speculating: cap = max(10, 0.01*20, 0.1*running) = 10
+    rows = []
+    for task in range(10):
+        rows += [(task, R, 0, 0.2, 8), (task, R, 4, 0.1, 8, 50 + task, True)]
+    rows.append((15, R, 0, 0.1, 8))
+    s = snapshot(9, rows, 20, maps_done=[10, 10])
+    assert create("hadoop").decide(s).speculate_task.tolist() == []
+    assert create("hadoop", minimum_allowed=11).decide(s).speculate_task.tolist() == [15]
+
+
+def test_hadoop_gate_never_skips_a_job_decide_would_act_on():
+    rng = np.random.default_rng(0)
+    policy = create("hadoop")
+    acted = 0
+    for _ in range(200):
+        n = int(rng.integers(1, 6))
+        done = rng.uniform(5, 15, int(rng.integers(0, 4)))
+        rows = [(t, R, float(rng.uniform(0, 5)), float(rng.uniform(0.01, 1)), 8.0)
+                for t in range(n)]
+        s = snapshot(9, rows, n + 2, maps_done=done)
+        wants = len(policy.decide(s).speculate_task) > 0
+        a = s.attempts
+        count = np.array([[len(done), 0]], float)
+        batch = ScanBatch(
+            now=9, job=np.zeros(n, dtype=np.int64), task_type=a.task_type, start=a.start,
+            progress=a.progress, report_sent=a.report_sent, report_received=a.report_received,
+            task_attempts=np.ones(n, dtype=np.int64), n_tasks=np.array([[n + 2, 0]]),
+            completed=count,
+            completed_mean=np.array([[done.mean() if len(done) else np.nan, np.nan]]),
+            completed_std=np.array([[done.std() if len(done) else np.nan, np.nan]]))
+        gate = bool(policy.needs_scan(batch)[0])
+        assert gate or not wants
+        acted += wants
+    assert acted > 10
+
+
+# ---------------------------------------------------------------- late
+def test_late_copies_the_slow_task_with_most_time_left_and_avoids_slow_nodes():
+    rows = [(0, R, 0, 0.9, 100, 0), (1, R, 0, 0.8, 100, 1), (2, R, 0, 0.85, 100, 2),
+            (3, R, 0, 0.1, 100, 3), (4, R, 0, 0.2, 100, 4)]
+    a = create("late").decide(snapshot(101, rows, 5))
+    assert a.speculate_task.tolist() == [3]
+    assert a.avoid_nodes.tolist() == [3]
+
+
+def test_late_needs_a_free_slot_room_under_the_cap_and_a_minute_of_runtime():
+    rows = [(0, R, 0, 0.9, 100), (1, R, 0, 0.8, 100), (3, R, 0, 0.1, 100)]
+    assert create("late").decide(snapshot(101, rows, 4, free=0)).speculate_task.tolist() == []
+    young = [(0, R, 70, 0.9, 100), (1, R, 70, 0.8, 100), (3, R, 70, 0.1, 100)]
+    assert create("late").decide(snapshot(101, young, 4)).speculate_task.tolist() == []
+    capped = rows + [(9, R, 0, 0.5, 100, 9, True)]
+    assert create("late", speculative_cap=0.01).decide(
+        snapshot(101, capped, 10)).speculate_task.tolist() == []
+
+
+# ---------------------------------------------------------------- mantri
+def test_mantri_copies_tasks_outlasting_a_new_attempt_by_30s():
+    # mean completed 20 s; task 1: rate 0.1/10 -> 90 s left (> 50); task 2: 10 s left
+    rows = [(1, R, 0, 0.1, 10), (2, R, 0, 0.5, 10)]
+    a = create("mantri").decide(snapshot(10, rows, 4, maps_done=[20]))
+    assert a.speculate_task.tolist() == [1]
+
+
+def test_mantri_waits_while_tasks_wait_and_caps_copies_per_task():
+    rows = [(1, R, 0, 0.1, 10), (3, W, 0, 0, 0)]
+    assert create("mantri").decide(snapshot(10, rows, 4, maps_done=[20])).speculate_task.size == 0
+    four = [(1, R, 0, 0.1, 10, n, n > 0) for n in range(4)]
+    assert create("mantri").decide(snapshot(10, four, 4, maps_done=[20])).speculate_task.size == 0
+
+
+def test_mantri_prunes_to_the_attempt_with_the_earliest_estimated_end():
+    rows = [(1, R, 0, 0.1, 10, 0), (1, R, 2, 0.5, 10, 1, True), (2, R, 0, 0.5, 10, 2)]
+    a = create("mantri").decide(snapshot(10, rows, 4, maps_done=[20]))
+    assert a.kill_attempt.tolist() == [100]  # the original, far behind its copy
+
+
+# ---------------------------------------------------------------- dolly
+def test_dolly_clones_every_task_of_a_small_job_at_launch():
+    rows = [(0, W, 0, 0, 0), (1, W, 0, 0, 0)]
+    a = create("dolly").decide(snapshot(0, rows, 2, free=100, total=200))
+    assert a.speculate_task.tolist() == [0, 1]
+    assert a.speculate_copies.tolist() == [2, 2]
+    assert a.next_scan_in == math.inf
+
+
+def test_dolly_leaves_big_jobs_and_respects_the_budget():
+    rows = [(t, W, 0, 0, 0) for t in range(20)]
+    assert create("dolly").decide(snapshot(0, rows, 20, free=1000, total=1000)).speculate_task.size == 0
+    small = [(0, W, 0, 0, 0), (1, W, 0, 0, 0)]
+    # 4 clones > 5% of 40 slots
+    assert create("dolly").decide(snapshot(0, small, 2, free=40, total=40)).speculate_task.size == 0
+
+
+# ---------------------------------------------------------------- spark
+def test_spark_waits_for_the_quantile_then_copies_tasks_past_1_5_median():
+    rows = [(3, R, 0, 0.5, 25), (4, R, 20, 0.5, 25)]
+    early = snapshot(26, rows, 5, maps_done=[10, 10])   # 2 < floor(0.75 * 5) = 3
+    a = create("spark").decide(early)
+    assert a.speculate_task.size == 0 and a.wake_on_completion
+    late = snapshot(26, rows, 5, maps_done=[10, 10, 12])  # median 10: limit 15 s
+    assert create("spark").decide(late).speculate_task.tolist() == [3]
+
+
+@pytest.mark.parametrize("name", ["none", "hadoop", "late", "mantri", "dolly", "spark"])
+def test_every_baseline_accepts_an_empty_snapshot(name):
+    a = create(name).decide(snapshot(5, [], 3, free=10))
+    assert a.speculate_task.size == 0 and a.kill_attempt.size == 0
