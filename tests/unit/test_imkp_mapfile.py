@@ -12,7 +12,7 @@ import pytest
 from hedge.errors import HedgeError
 from hedge.imkp import mapfile
 from hedge.imkp.mapfile import Mapping, decode, encode, read_mapping, write_mapping
-from hedge.imkp.pack import build_mapping, lpt, select_heavy
+from hedge.imkp.pack import build_mapping, lpt, refine, select_heavy
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -105,3 +105,11 @@ def test_bad_files_fail_loudly_naming_the_file(tmp_path: Path, damage, message: 
 def test_missing_file_is_a_hedge_error(tmp_path: Path) -> None:
     with pytest.raises(HedgeError, match="cannot read mapping file"):
         read_mapping(tmp_path / "none.imkp")
+
+
+def test_refinement_fixes_what_lpt_leaves() -> None:
+    sizes = np.array([3, 3, 2, 2, 2])
+    placed = lpt(sizes, 2)
+    assert np.bincount(placed, weights=sizes).tolist() == [7, 5]  # LPT alone
+    refine(sizes, placed, 2)
+    assert np.bincount(placed, weights=sizes).tolist() == [6, 6]  # {3, 3} and {2, 2, 2}

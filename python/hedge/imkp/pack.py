@@ -8,7 +8,8 @@
 - Packing (LPT): all items, heavy keys and groups, are taken heaviest first (ties: heavy keys
   before groups, then key order / group index) and each is given to the reducer with the
   smallest load so far (ties: lowest index). Empty groups are placed too, so every key,
-  seen or not, has a reducer.
+  seen or not, has a reducer. A refinement then moves or swaps single items between the
+  fullest and the emptiest reducer while that lowers the maximum (``refine``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,37 @@ def lpt(sizes: np.ndarray, reducers: int) -> np.ndarray:
     return out
 
 
+def refine(sizes: np.ndarray, placed: np.ndarray, reducers: int, rounds: int | None = None) -> None:
+    """Lower the maximum load in place by moves and swaps between the fullest and emptiest.
+
+    Each round takes the most loaded reducer ``hi`` and the least loaded ``lo`` (lowest
+    index on ties), and among all moves of one item ``a`` from ``hi`` to ``lo`` and swaps of
+    ``a`` with an item ``b`` of ``lo``, applies the one whose ``delta = a - b`` brings the
+    pair closest to even (``|gap - 2 delta|`` smallest, first in item order on ties), if it
+    lowers ``hi``'s load. Stops when no move or swap helps, or after ``rounds`` rounds
+    (default 20 R). LPT leaves up to one small item's worth of imbalance; this removes most.
+    """
+    loads = np.bincount(placed, weights=sizes, minlength=reducers).astype(np.int64)
+    for _ in range(rounds if rounds is not None else 20 * reducers):
+        hi, lo = int(np.argmax(loads)), int(np.argmin(loads))
+        gap = int(loads[hi] - loads[lo])
+        if gap <= 1:
+            return
+        on_hi, on_lo = np.flatnonzero(placed == hi), np.flatnonzero(placed == lo)
+        delta = sizes[on_hi][:, None] - np.concatenate([sizes[on_lo], [0]])[None, :]
+        score = np.where((delta > 0) & (delta < gap), np.abs(gap - 2 * delta), np.iinfo(np.int64).max)
+        best = int(np.argmin(score))
+        if score.flat[best] == np.iinfo(np.int64).max:
+            return
+        a, b = divmod(best, len(on_lo) + 1)
+        moved = int(delta[a, b])
+        placed[on_hi[a]] = lo
+        if b < len(on_lo):
+            placed[on_lo[b]] = hi
+        loads[hi] -= moved
+        loads[lo] += moved
+
+
 def build_mapping(group_totals: np.ndarray, heavy_keys: list[bytes], heavy_counts: np.ndarray,
                   heavy_groups: np.ndarray, reducers: int, scale: int, heaviest: int,
                   seed: int = 0) -> Mapping:
@@ -69,6 +101,7 @@ def build_mapping(group_totals: np.ndarray, heavy_keys: list[bytes], heavy_count
     order = np.lexsort((rank, kind, -sizes))
     placed = np.empty(len(sizes), dtype=np.int64)
     placed[order] = lpt(sizes[order], reducers)
+    refine(sizes, placed, reducers)
     return Mapping(reducers=reducers, scale=scale, group_reducer=placed[len(heavy_counts):],
                    group_count=residual, heavy_keys=list(heavy_keys),
                    heavy_reducer=placed[: len(heavy_counts)], heavy_count=heavy_counts,

@@ -53,6 +53,7 @@ public final class Murmur3 {
 
   /** Group of a hash among {@code groups} groups: the hash as unsigned 32-bit, mod groups. */
   public static int group(int hash, int groups) {
-    return (int) ((hash & 0xffffffffL) % groups);
+    // int division when the hash is non-negative (half the keys): cheaper than a long one
+    return hash >= 0 ? hash % groups : (int) ((hash & 0xffffffffL) % groups);
   }
 }
