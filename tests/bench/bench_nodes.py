@@ -18,27 +18,16 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hedge.nodes.history import HISTORY_SCHEMA
 from hedge.nodes.mlna import MLNA, MLNAParams
 from hedge.nodes.normalize import normalize
 from hedge.nodes.ranking import rank_nodes, select_weak
-from hedge.nodes.sources import load_history
+from hedge.nodes.sources import load_histories, load_history
 from hedge.nodes.stability import half_stability
 from hedge.nodes.synthetic import synthetic_history
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-def load_many(paths: list[Path]) -> pa.Table:
-    """Concatenate traces, prefixing job ids with the file name (ids repeat across files)."""
-    tables = []
-    for path in paths:
-        t = load_history(path)
-        prefixed = pc.binary_join_element_wise(pa.scalar(path.name), t.column("job"), ":")
-        tables.append(t.set_column(0, "job", prefixed))
-    return pa.concat_tables(tables).cast(HISTORY_SCHEMA)
 
 
 def real_traces() -> None:
@@ -64,7 +53,7 @@ def real_traces() -> None:
         if not paths or missing:
             print(f"{name}: skipped, missing {missing or 'files'}")
             continue
-        history = load_many(paths)
+        history = load_histories([str(p) for p in paths])
         data = normalize(history, by_type=by_type)
         ranking = rank_nodes(data, method="mean-ci")
         sizes = ranking.level_sizes()

@@ -15,7 +15,7 @@ from hedge.nodes.history import (
     make_history,
     read_csv_history,
 )
-from hedge.nodes.sources import from_trace_attempts, load_history
+from hedge.nodes.sources import from_trace_attempts, load_histories, load_history
 from tests.conftest import shared_file
 
 HEADER = "job,task,attempt,node,start,end,state\n"
@@ -103,3 +103,20 @@ def test_jhist_and_rumen_through_the_trace_readers():
     assert set(table.column("type").to_pylist()) == {"MAP", "REDUCE"}
     rumen = load_history(shared_file("hadoop_testdata/gridmix_system_traces/trace_5m.json.gz"))
     assert len(set(rumen.column("node").to_pylist())) == 8
+
+
+def test_several_sources_and_directories(tmp_path):
+    a = tmp_path / "d" / "a.csv"
+    a.parent.mkdir()
+    a.write_text(HEADER + "j1,t,a,n1,0,1,SUCCEEDED\n")
+    b = tmp_path / "d" / "b.csv"
+    b.write_text(HEADER + "j2,t,a,n2,0,2,SUCCEEDED\n")
+    table = load_histories([str(a.parent)])
+    assert table.column("job").to_pylist() == ["j1", "j2"]  # unique ids kept
+    c = tmp_path / "c.csv"
+    c.write_text(HEADER + "j1,t,a,n3,0,3,SUCCEEDED\n")  # same job and attempt as a.csv
+    clashing = load_histories([str(a), str(c)])
+    assert clashing.column("job").to_pylist() == ["a.csv:j1", "c.csv:j1"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(HedgeError, match="directory holds no history files"):
+        load_histories([str(tmp_path / "empty")])

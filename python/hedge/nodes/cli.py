@@ -1,8 +1,9 @@
 """``hedge nodes``: rank nodes, train/apply the ML-NA predictor, publish the blacklist.
 
-HISTORY is a CSV task history (``job,task,attempt,node,start,end,state``), a ``.jhist``,
-Rumen JSON or Google 2011 ``task_events`` file (detected from the file), or a JobHistory
-Server URL such as ``http://historyserver:19888``.
+HISTORY is one or more of: a CSV task history (``job,task,attempt,node,start,end,state``),
+a ``.jhist``, Rumen JSON or Google 2011 ``task_events`` file (detected from the file), a
+directory of such files (e.g. one .jhist per job), or a JobHistory Server URL such as
+``http://historyserver:19888``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import click
 
 from hedge.errors import HedgeError
 
-_history = click.argument("history")
+_history = click.argument("history", nargs=-1, required=True)
 _json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 _by_type = click.option("--by-type", is_flag=True,
                         help="Normalise durations within (job, MAP/REDUCE) instead of job.")
@@ -24,10 +25,10 @@ _since = click.option("--since", type=float, default=None,
                            "(default: 30 days ago).")
 
 
-def _load(history: str, since: float | None):
-    from hedge.nodes.sources import load_history
+def _load(history: tuple[str, ...], since: float | None):
+    from hedge.nodes.sources import load_histories
 
-    return load_history(history, since=since)
+    return load_histories(list(history), since=since)
 
 
 def _print_json(doc: object) -> None:
@@ -56,7 +57,7 @@ def nodes() -> None:
 @click.option("-k", type=int, default=5, show_default=True, help="k for top-k-std / auto.")
 @click.option("--halves", is_flag=True,
               help="Also rank the two halves of the trace and report rank stability.")
-def rank(history: str, as_json: bool, by_type: bool, since: float | None, method: str,
+def rank(history: tuple[str, ...], as_json: bool, by_type: bool, since: float | None, method: str,
          min_tasks: int, weak_policy: str, k: int, halves: bool) -> None:
     """Level per node (0 = weakest), interval, mean and std of normalised durations."""
     from hedge.nodes.normalize import normalize
@@ -65,12 +66,12 @@ def rank(history: str, as_json: bool, by_type: bool, since: float | None, method
 
     data = normalize(_load(history, since), by_type=by_type)
     if data.n_nodes == 0:
-        raise HedgeError(f"{history}: no successful attempts in jobs with more than one task; "
+        raise HedgeError(f"{' '.join(history)}: no successful attempts in jobs with more than one task; "
                          "nothing to rank")
     ranking = rank_nodes(data, method=method, min_tasks=min_tasks)
     weak = [str(n) for n in select_weak(ranking, weak_policy, k)]
     doc: dict[str, object] = {
-        "source": history, "method": method, "attempts": len(data.z),
+        "source": list(history), "method": method, "attempts": len(data.z),
         "dropped_single_task_jobs": data.dropped_single,
         "level_sizes": ranking.level_sizes(), "weak": weak, "nodes": ranking.rows()}
     if halves:
@@ -109,7 +110,7 @@ def _mlna_options(f):
 @_mlna_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model.")
-def train(history: str, by_type: bool, since: float | None, period_days: int,
+def train(history: tuple[str, ...], by_type: bool, since: float | None, period_days: int,
           day_seconds: float, window: int, n_estimators: int, output: str) -> None:
     """Train the ML-NA weak-node predictor (XGBoost) on a task history."""
     from hedge.nodes.mlna import MLNA, MLNAParams
@@ -129,7 +130,7 @@ def train(history: str, by_type: bool, since: float | None, period_days: int,
               help="A model written by 'hedge nodes train'.")
 @click.option("--threshold", type=float, default=0.5, show_default=True,
               help="Probability at which a node is reported weak.")
-def predict(history: str, as_json: bool, since: float | None, model_path: str,
+def predict(history: tuple[str, ...], as_json: bool, since: float | None, model_path: str,
             threshold: float) -> None:
     """Probability per node of being weak in the next period."""
     from hedge.nodes.mlna import MLNA
@@ -139,7 +140,7 @@ def predict(history: str, as_json: bool, since: float | None, model_path: str,
     rows = prediction.rows()
     weak = [str(n) for n in prediction.weak(threshold)]
     if as_json:
-        _print_json({"source": history, "model": model_path,
+        _print_json({"source": list(history), "model": model_path,
                      "period_start": prediction.period_start, "threshold": threshold,
                      "weak": weak, "nodes": rows})
         return
@@ -177,7 +178,7 @@ def predict(history: str, as_json: bool, since: float | None, model_path: str,
 @click.option("--nodes", "nodes_file", type=click.Path(dir_okay=False), default=None,
               help="File of the cluster's host names (one per line): other names are "
                    "never published, and the cap counts these nodes.")
-def watch(history: str, by_type: bool, out: str, status: str | None, interval: float,
+def watch(history: tuple[str, ...], by_type: bool, out: str, status: str | None, interval: float,
           iterations: int | None, model_path: str | None, threshold: float, method: str,
           weak_policy: str, k: int, max_fraction: float, min_dwell: float,
           lookback: float | None, nodes_file: str | None) -> None:
@@ -193,7 +194,7 @@ def watch(history: str, by_type: bool, out: str, status: str | None, interval: f
         lookback = (2 * model.params.period_days * model.params.day_seconds if model
                     else 30 * 86400.0)
     watcher = Watcher(
-        source=history, out=Path(out), status=Path(status or f"{out}.json"),
+        source=list(history), out=Path(out), status=Path(status or f"{out}.json"),
         blacklister=Blacklister(max_fraction=max_fraction, min_dwell=min_dwell),
         model=model, method=method,
         weak_policy=weak_policy, k=k, threshold=threshold, lookback=lookback,

@@ -58,6 +58,48 @@ def load_history(source: str | Path, since: float | None = None, until: float | 
     return from_trace_attempts(_read_attempts(path), str(path))
 
 
+def expand_sources(sources: list[str]) -> list[str]:
+    """URLs and files as given; a directory becomes its (non-hidden) files, sorted."""
+    out: list[str] = []
+    for source in sources:
+        path = Path(source)
+        if not is_url(source) and path.is_dir():
+            files = sorted(str(p) for p in path.iterdir()
+                           if p.is_file() and not p.name.startswith("."))
+            if not files:
+                raise HedgeError(f"{path}: directory holds no history files")
+            out.extend(files)
+        else:
+            out.append(source)
+    return out
+
+
+def load_histories(sources: list[str], since: float | None = None,
+                   until: float | None = None) -> pa.Table:
+    """Several histories (files, directories such as one ``.jhist`` per job, URLs) as one.
+
+    Job ids are kept when they are unique across sources (one .jhist per job); when two
+    sources share an attempt id of the same job (e.g. test traces that reuse job ids), every
+    job id is prefixed with its source's file name so the jobs stay apart.
+    """
+    expanded = expand_sources(sources)
+    if not expanded:
+        raise HedgeError("no history given")
+    tables = [load_history(s, since=since, until=until) for s in expanded]
+    if len(tables) == 1:
+        return tables[0]
+    merged = pa.concat_tables(tables)
+    keys = pc.binary_join_element_wise(merged.column("job"), merged.column("attempt"), "\x00")
+    if len(pc.unique(keys)) == merged.num_rows:
+        return merged
+    log.info("job ids repeat across %d sources: prefixing them with the source name",
+             len(tables))
+    prefixed = [t.set_column(0, "job", pc.binary_join_element_wise(
+        pa.scalar(Path(s).name), t.column("job"), ":")) for s, t in zip(expanded, tables,
+                                                                         strict=True)]
+    return pa.concat_tables(prefixed)
+
+
 def _read_attempts(path: Path) -> pa.Table:
     try:
         traces = importlib.import_module("hedge.traces")

@@ -26,7 +26,7 @@ from hedge.nodes.blacklist import Blacklister, publish, write_status
 from hedge.nodes.mlna import MLNA
 from hedge.nodes.normalize import normalize
 from hedge.nodes.ranking import rank_nodes, select_weak
-from hedge.nodes.sources import is_url, load_history
+from hedge.nodes.sources import is_url, load_histories
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class RoundResult:
 class Watcher:
     """One publisher of the blacklist; ``step`` runs one round, ``run`` loops."""
 
-    source: str
+    source: str | list[str]  # file, directory or History Server URL (or several)
     out: Path
     status: Path
     blacklister: Blacklister = field(default_factory=Blacklister)
@@ -92,10 +92,12 @@ class Watcher:
         return RoundResult(ok=True, blacklist=listed, message=message)
 
     def _analyse(self, now: float) -> tuple[dict[str, int], dict[str, float], list[str]]:
-        since = now - self.lookback if is_url(self.source) else None
-        history = load_history(self.source, since=since, until=now if since else None)
+        sources = [self.source] if isinstance(self.source, str) else list(self.source)
+        remote = any(is_url(s) for s in sources)
+        history = load_histories(sources, since=now - self.lookback if remote else None,
+                                 until=now if remote else None)
         if history.num_rows == 0:
-            raise HedgeError(f"{self.source}: the history is empty")
+            raise HedgeError(f"{' '.join(sources)}: the history is empty")
         ranking = rank_nodes(normalize(history, by_type=self.by_type), method=self.method)
         levels = {str(n): int(v) for n, v in zip(ranking.nodes, ranking.level, strict=True)}
         if self.model is not None:
