@@ -1,0 +1,85 @@
+"""``hedge simulate`` end to end: table, JSON keys, report, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hedge.cli import main
+
+KEYS = {"policy", "jobs", "mean_job_time", "p50_job_time", "p95_job_time", "p99_job_time",
+        "makespan", "machine_time", "energy", "deadline_hit_rate", "copies_launched",
+        "copies_won", "copies_killed", "precision", "recall"}
+
+SYNTH = "jobs=6,tasks=12,straggler_ratio=0.2"
+
+
+def test_simulate_prints_table_writes_json_and_report(tmp_path, capsys):
+    out = tmp_path / "rep"
+    js = tmp_path / "t.json"
+    code = main(["simulate", "--synthetic", SYNTH, "--policy", "none,hadoop",
+                 "--cluster", "nodes=8,slots=2,heterogeneity=2", "--seed", "1",
+                 "--deadline-factor", "3", "--out", str(out), "--json", str(js), "--quiet"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].split()[:2] == ["policy", "jobs"]
+    assert {line.split()[0] for line in text.splitlines()[1:]} == {"none", "hadoop"}
+    rows = json.loads(js.read_text())
+    assert [r["policy"] for r in rows] == ["none", "hadoop"]
+    for row in rows:
+        assert set(row) >= KEYS
+        assert row["jobs"] == 6
+        assert 0 <= row["deadline_hit_rate"] <= 1
+    html = (out / "report.html").read_text()
+    for png in ("job_time_cdf.png", "cost_vs_latency.png", "copies_over_time.png"):
+        assert png in html and (out / png).stat().st_size > 1000
+
+
+def test_same_seed_same_json(tmp_path):
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for f in files:
+        assert main(["simulate", "--synthetic", SYNTH, "--policy", "spark", "--seed", "4",
+                     "--cluster", "nodes=5,slots=2,heterogeneity=3", "--json", str(f),
+                     "--quiet"]) == 0
+    strip = [{k: v for k, v in r.items() if k != "wall_seconds"}
+             for f in files for r in json.loads(f.read_text())]
+    assert strip[0] == strip[1]
+
+
+@pytest.mark.slow
+def test_parallel_sweep_matches_serial(tmp_path):
+    args = ["simulate", "--synthetic", SYNTH, "--policy", "none,hadoop", "--seed", "0-1",
+            "--cluster", "nodes=6,slots=2", "--quiet"]
+    serial, parallel = tmp_path / "s.json", tmp_path / "p.json"
+    assert main(args + ["--json", str(serial)]) == 0
+    assert main(args + ["--json", str(parallel), "--jobs", "2"]) == 0
+
+    def rows(path):
+        return [{k: v for k, v in r.items() if k != "wall_seconds"}
+                for r in json.loads(path.read_text())]
+
+    assert rows(serial) == rows(parallel)
+    assert [(r["policy"], r["seed"]) for r in rows(serial)] == [
+        ("none", 0), ("none", 1), ("hadoop", 0), ("hadoop", 1)]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--cluster", "nodes=zero"], "--cluster: nodes='zero', expected a number"),
+    (["--cluster", "colour=red"], "--cluster: 'colour=red' is not KEY=VALUE"),
+    (["--policy", "nope"], "--policy: unknown policy 'nope'"),
+    (["--seed", "x"], "--seed 'x'"),
+    (["--trace", "/no/such/file.csv"], "give either --trace or --synthetic, not both"),
+    (["--jobs", "0"], "--jobs 0"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
+    code = main(["simulate", "--synthetic", SYNTH, "--quiet", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_trace_is_named(capsys):
+    assert main(["simulate", "--trace", "/no/such/file.csv", "--quiet"]) == 2
+    assert "--trace /no/such/file.csv: no such file" in capsys.readouterr().err
