@@ -142,5 +142,5 @@ def test_chronos_resume_is_refused_with_the_reason(token) -> None:
     assert "control plane refused job" in run.stderr
     reason = run.stderr.split("control plane refused job", 1)[1].splitlines()[0]
     assert "chronos-resume" in reason
-    assert ("partial output" in reason) or ("unknown policy" in reason), reason
+    assert "cannot drive a live ApplicationMaster" in reason and "partial" in reason, reason
     assert_completed_with_fallback_copy(run)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import socket
 import socketserver
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -104,7 +105,13 @@ class _DataHandler(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(self.server.service.config.limits.idle_timeout)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        # Blocking socket + kernel receive timeout: recv(MSG_WAITALL) then takes a whole frame
+        # in one wake-up (a Python-level timeout would poll per chunk); idle peers still time out.
+        sock.settimeout(None)
+        idle = self.server.service.config.limits.idle_timeout
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
+                        struct.pack("ll", int(idle), int(idle % 1 * 1e6)))
         try:
             self.server.service.serve_connection(sock)
         except (OSError, ConnectionError) as exc:
@@ -120,13 +127,20 @@ class _DataServer(socketserver.ThreadingTCPServer):
         super().__init__(address, _DataHandler)
 
 
+def _head(values, n: int = 10) -> str:
+    """A list for the log, cut after n items (a decision may name thousands of tasks)."""
+    items = [int(v) for v in values[:n]]
+    more = f",+{len(values) - n}" if len(values) > n else ""
+    return "[" + ",".join(map(str, items)) + more + "]"
+
+
 def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
     """Exactly n bytes, or None when the peer closed before the first byte."""
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
     while got < n:
-        k = sock.recv_into(view[got:], n - got)
+        k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)
         if k == 0:
             if got == 0:
                 return None
@@ -219,8 +233,8 @@ class ControlPlaneService:
             if actions.copies_requested or len(actions.kill_attempt):
                 log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
                          session.session_id, session.job_id, seq,
-                         actions.speculate_task.tolist(), actions.copies_requested,
-                         actions.kill_attempt.tolist())
+                         _head(actions.speculate_task), actions.copies_requested,
+                         _head(actions.kill_attempt))
             return out
         except HedgeError as exc:
             message = str(exc)

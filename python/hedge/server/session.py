@@ -225,10 +225,11 @@ class SessionRegistry:
     def open(self, job_id: str, policy_name: str, params: Mapping[str, object]) -> Session:
         policy = create(policy_name, **params)
         if not getattr(policy, "live_am_supported", True):
-            raise HedgeError(
-                f"policy '{policy_name}' cannot drive a live ApplicationMaster: it needs "
-                "Speculative-Resume, and stock Hadoop discards a killed attempt's partial "
-                "output; use it in the simulator, or choose chronos-restart/chronos-clone")
+            reason = getattr(policy, "live_am_reason", None) or (
+                "it needs Speculative-Resume, and stock Hadoop discards a killed attempt's "
+                "partial output; use it in the simulator, or chronos-restart/chronos-clone")
+            raise HedgeError(f"policy '{policy_name}' cannot drive a live ApplicationMaster: "
+                             f"{reason}")
         with self._lock:
             if len(self._sessions) >= self.limits.max_sessions:
                 raise HedgeError(f"too many sessions ({self.limits.max_sessions}); job "

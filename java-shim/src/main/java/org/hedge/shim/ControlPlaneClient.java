@@ -36,6 +36,7 @@ import py4j.ClientServer;
  */
 public class ControlPlaneClient implements Closeable {
   private static final Log LOG = LogFactory.getLog(ControlPlaneClient.class);
+  static final int SOCKET_BUFFER = 4 << 20;
 
   /** The policy or the job was refused by the server: do not ask again for this job. */
   public static final class RefusedException extends Exception {
@@ -259,6 +260,7 @@ public class ControlPlaneClient implements Closeable {
   private void connectData(Session s) throws IOException {
     Socket socket = new Socket();
     socket.setTcpNoDelay(true);
+    socket.setSendBufferSize(SOCKET_BUFFER); // a whole scan leaves in one write
     socket.setSoTimeout(deadlineMs);
     socket.connect(new InetSocketAddress(host, s.dataPort), deadlineMs);
     OutputStream out = socket.getOutputStream();

@@ -75,6 +75,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   private long copiesSent;
   private long killsSent;
   private long fallbackCopies;
+  // nanoseconds building+encoding snapshots, in round trips, and the number of such scans
+  private final long[] timings = new long[3];
 
   public HedgeSpeculator(Configuration conf, AppContext context) {
     this(conf, context, context.getClock());
@@ -210,7 +212,9 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       client.close();
     }
     LOG.info("hedge: speculator stopped; copies " + copiesSent + " (fallback " + fallbackCopies
-        + "), kills " + killsSent);
+        + "), kills " + killsSent + "; per scan: snapshot "
+        + (timings[2] == 0 ? 0 : timings[0] / timings[2] / 1000) + " us, round trip "
+        + (timings[2] == 0 ? 0 : timings[1] / timings[2] / 1000) + " us");
     super.serviceStop();
   }
 
@@ -325,12 +329,15 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     }
     if (now >= job.fallbackQuietUntil) {
       int copies = 0;
+      int room = capRoom(job);
       for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now, mapSpeculation,
           reduceSpeculation)) {
-        if (copy(job, t)) {
-          copies++;
-          fallbackCopies++;
+        if (room-- <= 0) {
+          break;
         }
+        copy(job, t);
+        copies++;
+        fallbackCopies++;
       }
       if (copies > 0) {
         job.fallbackQuietUntil = now + retryAfterSpeculateMs;
@@ -369,12 +376,17 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       }
       job.nodesAcked = 0;
     }
+    long t0 = System.nanoTime();
     Scan scan = job.snapshot(now, nMaps, nReduces, resolver(j));
     scan.seq = ++job.seq;
     scan.fallbacks = job.fallbacksSinceAnswer;
     scan.deadlineMs = jobDeadlineMs >= 0 ? job.jobStartMs + jobDeadlineMs : -1;
     frameBuffer = WireFormat.encode(scan, frameBuffer);
+    long t1 = System.nanoTime();
     Decision d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
+    timings[0] += t1 - t0;
+    timings[1] += System.nanoTime() - t1;
+    timings[2]++;
     if (d != null) {
       job.nodesAcknowledged(scan);
     }
@@ -422,10 +434,12 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
         targets.add(t);
       }
     }
+    int room = capRoom(job);
     for (JobTracker.Task t : targets) {
-      if (!copy(job, t)) {
+      if (room-- <= 0) {
         break;
       }
+      copy(job, t);
     }
     for (int key : d.killAttempt) {
       JobTracker.Attempt a = job.byKey(key);
@@ -436,17 +450,21 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     }
   }
 
-  /** Send one T_ADD_SPEC_ATTEMPT if the cap allows; false when the cap is reached. */
-  private boolean copy(JobTracker job, JobTracker.Task t) {
+  /** How many more copies the caps allow now (unbounded when hedge.caps.enforce=false). */
+  private int capRoom(JobTracker job) {
+    if (!enforceCaps) {
+      return Integer.MAX_VALUE;
+    }
     Job j = context.getJob(job.jobId);
     int total = j == null ? 0 : j.getTotalMaps() + j.getTotalReduces();
-    if (enforceCaps && job.speculating() >= allowedSpeculations(job, total)) {
-      return false;
-    }
+    return allowedSpeculations(job, total) - job.speculating();
+  }
+
+  /** Send one T_ADD_SPEC_ATTEMPT for the task. */
+  private void copy(JobTracker job, JobTracker.Task t) {
     job.copyRequested(t);
     dispatch(new TaskEvent(t.id, TaskEventType.T_ADD_SPEC_ATTEMPT));
     copiesSent++;
-    return true;
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -457,6 +475,11 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   /** The runtime estimator the fallback uses (yarn.app.mapreduce.am.job.task.estimator.class). */
   public TaskRuntimeEstimator estimator() {
     return estimator;
+  }
+
+  /** {ns building and encoding snapshots, ns in round trips, scans} since the start. */
+  public long[] scanTimings() {
+    return timings.clone();
   }
 
   /** Copies sent so far (control plane and fallback). */

@@ -33,6 +33,8 @@ final class JobTracker {
     final TaskAttemptId id;
     final int key;
     final Task task;
+    final boolean map; // cached: Hadoop's record getters are synchronized protobuf accessors
+    final int typeIndex;
     long startMs = -1;
     long firstProgressMs = -1;
     float firstProgress;
@@ -46,6 +48,9 @@ final class JobTracker {
       this.id = id;
       this.key = key;
       this.task = task;
+      TaskId t = id.getTaskId();
+      this.map = t.getTaskType() == TaskType.MAP;
+      this.typeIndex = t.getId();
     }
   }
 
@@ -81,6 +86,7 @@ final class JobTracker {
   private final List<String> nodes = new ArrayList<>();
   private final Map<String, Integer> nodeIndex = new HashMap<>();
   private int nextKey;
+  private Scan scan; // reused between scans (arrays grow, never shrink)
 
   // control-plane conversation state (scan thread only)
   ControlPlaneClient.Session session;
@@ -230,7 +236,10 @@ final class JobTracker {
 
   /** The scan to send: every live attempt, completed run times, node names not yet acked. */
   synchronized Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
-    Scan s = new Scan(live.size());
+    Scan s = scan == null || scan.capacity() < live.size()
+        ? new Scan(Math.max(16, live.size() + live.size() / 2)) : scan;
+    scan = s;
+    s.rows = live.size();
     s.nowMs = nowMs;
     s.jobStartMs = jobStartMs;
     s.nMaps = nMaps;
@@ -241,9 +250,8 @@ final class JobTracker {
         String host = resolver == null ? null : resolver.host(a.id);
         a.node = host == null ? -1 : nodeIndex(host);
       }
-      TaskId tid = a.id.getTaskId();
-      boolean map = tid.getTaskType() == TaskType.MAP;
-      s.task[i] = map ? tid.getId() : nMaps + tid.getId();
+      boolean map = a.map;
+      s.task[i] = map ? a.typeIndex : nMaps + a.typeIndex;
       s.attempt[i] = a.key;
       s.node[i] = a.node;
       s.start[i] = rel(a.startMs);

@@ -35,6 +35,11 @@ final class Scan {
   byte[] state;
   byte[] speculative;
 
+  int capacity() {
+    return task.length;
+  }
+
+  /** Arrays for up to `rows` attempts (the row count is set by the filler). */
   Scan(int rows) {
     this.rows = rows;
     bytesProcessed = new double[rows];

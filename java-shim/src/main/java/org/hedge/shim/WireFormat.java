@@ -47,16 +47,21 @@ final class WireFormat {
     b.putInt(s.nodeBase).putInt(s.newNodeNames.length).putInt(s.fallbacks);
     b.putInt(s.totalSlots).putInt(s.freeSlots);
     int n = s.rows;
-    for (int i = 0; i < n; i++) b.putDouble(s.bytesProcessed[i]);
-    for (int i = 0; i < n; i++) b.putDouble(s.inputBytes[i]);
+    // bulk copies through view buffers (they inherit the little-endian order)
+    b.asDoubleBuffer().put(s.bytesProcessed, 0, n);
+    b.position(b.position() + 8 * n);
+    b.asDoubleBuffer().put(s.inputBytes, 0, n);
+    b.position(b.position() + 8 * n);
     putInts(b, s.task, n);
     putInts(b, s.attempt, n);
     putInts(b, s.node, n);
     putInts(b, s.start, n);
     putInts(b, s.firstProgressTime, n);
     putInts(b, s.report, n);
-    for (int i = 0; i < n; i++) b.putFloat(s.firstProgress[i]);
-    for (int i = 0; i < n; i++) b.putFloat(s.progress[i]);
+    b.asFloatBuffer().put(s.firstProgress, 0, n);
+    b.position(b.position() + 4 * n);
+    b.asFloatBuffer().put(s.progress, 0, n);
+    b.position(b.position() + 4 * n);
     b.put(s.taskType, 0, n).put(s.state, 0, n).put(s.speculative, 0, n);
     for (float f : s.doneMapRuntimes) b.putFloat(f);
     for (float f : s.doneReduceRuntimes) b.putFloat(f);

@@ -38,7 +38,7 @@ import org.hedge.shim.HedgeSpeculator;
  * normal node one tick later; TA_KILL kills the attempt; when an attempt finishes, its task's
  * other attempts are killed, as Hadoop does.
  */
-public final class AmHarness {
+public class AmHarness {
   final Configuration conf;
   final HarnessContext ctx;
   final HarnessJob job;

@@ -1,0 +1,88 @@
+package org.hedge.shim.harness;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.HashMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+
+/**
+ * Scan latency on the harness job: hedge (Java to Python to Java per scan) against Hadoop's
+ * DefaultSpeculator (with its default LegacyTaskRuntimeEstimator) on the same scripted job.
+ *
+ * <p>Usage: BenchMain ROWS SCANS [--conf KEY=VALUE ...]. The job has ROWS map tasks, every
+ * tenth short (they complete during warm-up so DefaultSpeculator has statistics), the rest
+ * long; after 10 simulated seconds of warm-up, SCANS scans are timed (wall clock, only the
+ * scan call), one per simulated second with the heartbeats of that second delivered between.
+ * Prints "BENCH speculator=NAME rows=ROWS p50_ms=.. p99_ms=.. mean_ms=..".
+ */
+public final class BenchMain {
+  private BenchMain() {}
+
+  public static void main(String[] args) throws Exception {
+    org.apache.log4j.BasicConfigurator.configure(new org.apache.log4j.ConsoleAppender(
+        new org.apache.log4j.PatternLayout("%p %c{1} %m%n"), "System.err"));
+    org.apache.log4j.Logger.getRootLogger().setLevel(org.apache.log4j.Level.WARN);
+    int rows = Integer.parseInt(args[0]);
+    int scans = Integer.parseInt(args[1]);
+    Configuration conf = new Configuration(false);
+    conf.setBoolean("hedge.speculator.background", false);
+    for (int i = 2; i + 1 < args.length; i += 2) {
+      int eq = args[i + 1].indexOf('=');
+      conf.set(args[i + 1].substring(0, eq), args[i + 1].substring(eq + 1));
+    }
+    PrintStream out = System.out;
+    Configuration hedge = new Configuration(conf);
+    hedge.set(MRJobConfig.MR_AM_JOB_SPECULATOR, "org.hedge.shim.HedgeSpeculator");
+    hedge.set(MRJobConfig.MR_AM_TASK_ESTIMATOR, "org.hedge.shim.HedgeRuntimeEstimator");
+    Configuration stock = new Configuration(conf);
+    stock.set(MRJobConfig.MR_AM_JOB_SPECULATOR,
+        "org.apache.hadoop.mapreduce.v2.app.speculate.DefaultSpeculator");
+    for (String name : new String[] {"default", "hedge"}) {
+      double[] ms = run(name.equals("hedge") ? hedge : stock, rows, scans);
+      Arrays.sort(ms);
+      double mean = 0;
+      for (double m : ms) mean += m / ms.length;
+      out.printf("BENCH speculator=%s rows=%d p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f%n", name,
+          rows, ms[ms.length / 2], ms[(int) Math.min(ms.length - 1, Math.ceil(0.99 * ms.length) - 1)],
+          mean);
+    }
+    System.exit(0);
+  }
+
+  static double[] run(Configuration conf, int rows, int scans) {
+    PrintStream quiet = new PrintStream(new java.io.OutputStream() {
+      @Override
+      public void write(int b) {}
+    });
+    AmHarness h = new AmHarness(conf, rows, 0, 600, 2, new HashMap<Integer, Double>(),
+        1_700_000_000_000L, quiet) {
+      @Override
+      double work(int index) {
+        return index % 10 == 0 ? 5 : 600 + index % 7;
+      }
+    };
+    h.begin();
+    for (int t = 0; t < 10; t++) {
+      h.tick();
+    }
+    double[] ms = new double[scans];
+    for (int i = 0; i < scans; i++) {
+      h.ctx.clock.now += 1000;
+      h.launches();
+      h.reports();
+      long t0 = System.nanoTime();
+      h.scan();
+      ms[i] = (System.nanoTime() - t0) / 1e6;
+      h.applyEvents();
+    }
+    if (h.speculator() instanceof org.hedge.shim.HedgeSpeculator) {
+      long[] t = ((org.hedge.shim.HedgeSpeculator) h.speculator()).scanTimings();
+      System.out.printf("PARTS rows=%d snapshot_ms=%.3f roundtrip_ms=%.3f scans=%d%n", rows,
+          t[0] / 1e6 / Math.max(1, t[2]), t[1] / 1e6 / Math.max(1, t[2]), t[2]);
+    }
+    h.stop();
+    return ms;
+  }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Plugin scan latency: Java -> Python -> Java round trip per scan vs Hadoop's own scan.
+
+For 100 / 1,000 / 10,000 running attempts in one job, the AM harness (hedge's speculator
+built by Hadoop 2.7.3's MRAppMaster.createSpeculator, a live `hedge serve` process) times
+every scan call: snapshot + encoding + data-channel round trip + the policy's decision +
+applying the answer. The same harness job is then scanned by Hadoop's DefaultSpeculator
+(LegacyTaskRuntimeEstimator), and the ratio hedge / DefaultSpeculator is printed.
+
+Usage: .venv/bin/python tests/bench/bench_plugin.py [--policy adaptive] [--scans 200]
+The machine's load average is printed too: on a shared 2-core machine wall-clock figures
+move with whatever else runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.integration.plugin_support import ServeProcess, write_token  # noqa: E402
+
+from hedge import javaenv  # noqa: E402
+
+SIZES = (100, 1000, 10000)
+TARGET_P99_MS = 10.0
+
+
+def bench_size(rows: int, scans: int, port: int, token: Path) -> dict[str, dict[str, float]]:
+    cp = javaenv.classpath("2.7.3", javaenv.shim_test_classes())
+    command = [javaenv.java_executable(), "-Xmx1g", "-cp", cp,
+               "org.hedge.shim.harness.BenchMain", str(rows), str(scans),
+               "--conf", f"hedge.controlplane.address=127.0.0.1:{port}",
+               "--conf", f"hedge.controlplane.token.file={token}",
+               "--conf", "hedge.controlplane.deadline.ms=2000"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"BenchMain failed:\n{proc.stderr[-3000:]}")
+    out: dict[str, dict[str, float]] = {}
+    for line in proc.stdout.splitlines():
+        kind, _, rest = line.partition(" ")
+        fields = dict(kv.split("=") for kv in rest.split())
+        if kind == "BENCH":
+            name = fields.pop("speculator")
+            out[name] = {k: float(v) for k, v in fields.items()}
+        elif kind == "PARTS":
+            out["parts"] = {k: float(v) for k, v in fields.items()}
+    if "fallback" in proc.stderr or "unavailable" in proc.stderr:
+        print(f"  note: the control plane missed scans at {rows} rows:\n{proc.stderr[-800:]}")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy", default="adaptive")
+    parser.add_argument("--scans", type=int, default=200)
+    args = parser.parse_args()
+    try:
+        javaenv.shim_test_classes()
+        javaenv.hadoop_jars("2.7.3")
+    except Exception as exc:  # noqa: BLE001
+        print(f"bench_plugin: needs the Java side: {exc}", file=sys.stderr)
+        return 2
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"policy {args.policy}")
+    with tempfile.TemporaryDirectory() as tmp:
+        token = write_token(Path(tmp) / "token")
+        serve = ServeProcess(token, Path(tmp) / "serve.log", policy=args.policy).start()
+        try:
+            results = {n: bench_size(n, args.scans, serve.port, token) for n in SIZES}
+        finally:
+            serve.stop()
+        metrics = [line for line in (Path(tmp) / "serve.log").read_text().splitlines()
+                   if "hedge.metrics" in line]
+    print(f"{'attempts':>9} | {'hedge p50':>9} {'p99':>8} | {'Hadoop p50':>10} {'p99':>8} | "
+          f"{'ratio p50':>9} {'p99':>6} | {'snapshot':>8} {'round trip':>10}  (ms)")
+    for n, r in results.items():
+        h, d, p = r["hedge"], r["default"], r.get("parts", {})
+        print(f"{n:>9} | {h['p50_ms']:>9.2f} {h['p99_ms']:>8.2f} | {d['p50_ms']:>10.2f} "
+              f"{d['p99_ms']:>8.2f} | {h['p50_ms'] / d['p50_ms']:>9.2f} "
+              f"{h['p99_ms'] / d['p99_ms']:>6.2f} | {p.get('snapshot_ms', float('nan')):>8.2f} "
+              f"{p.get('roundtrip_ms', float('nan')):>10.2f}")
+    p99 = results[10000]["hedge"]["p99_ms"]
+    verdict = "met" if p99 <= TARGET_P99_MS else "NOT met"
+    print(f"target p99 <= {TARGET_P99_MS} ms at 10,000 attempts: {verdict} ({p99:.2f} ms)")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    for line in metrics[-1:]:
+        print("server:", re.sub(r"^.*hedge.metrics ", "", line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
