@@ -41,6 +41,7 @@ import numpy as np
 from hedge.analysis.copy_model import check_bandwidth
 from hedge.analysis.energy import PowerModel
 from hedge.detect import DETECTORS, detect
+from hedge.detect.detectors import candidate_mask, known_mask
 from hedge.errors import HedgeError
 from hedge.estimate import ESTIMATORS, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
@@ -281,6 +282,34 @@ class WindowPolicy(Policy):
     def _eligible_types(self, snap: Snapshot) -> list[int]:
         return [MAP, REDUCE]
 
+    def _flag(self, snap: Snapshot) -> np.ndarray:
+        """Straggler mask over the attempts (step 1's detection).
+
+        The detector of :func:`hedge.detect.detect`. For ``rate`` (LATE: ETD_i = t - s_i +
+        (1 - PS_i)/PR_i >= factor x mean ETD), once every task of a type is launched (the
+        wave's tail) the mean also counts the job's completed run times of that type
+        (``JobFacts``) when the attempt table has no SUCCEEDED rows: then only stragglers
+        are still running, and a mean over them alone would hide them. Earlier the
+        completed run times are not used (the first tasks to complete are the fast ones,
+        so they would pull the mean down and flag normal tasks)."""
+        flagged = detect(self.detector, snap, **self.detector_params)
+        if self.detector != "rate":
+            return flagged
+        factor = float(self.detector_params.get("factor", 1.2))
+        a, job = snap.attempts, snap.job
+        known, cand = known_mask(snap), candidate_mask(snap)
+        etd = estimate_ect("rate", a, snap.now) - a.start
+        waiting = (a.state == AttemptState.WAITING) & ~a.speculative
+        for ttype in (MAP, REDUCE):
+            of_type = a.task_type == ttype
+            if (waiting & of_type).any() or (of_type & (a.state == AttemptState.SUCCEEDED)).any():
+                continue
+            values = np.concatenate([etd[known & of_type], job.completed_runtimes(ttype)])
+            values = values[np.isfinite(values)]
+            if len(values):
+                flagged |= cand & of_type & (etd >= factor * values.mean())
+        return flagged
+
     def _stragglers(self, snap: Snapshot, typical: np.ndarray, flagged: np.ndarray,
                     ect: np.ndarray) -> np.ndarray:
         """Rows of running original attempts to copy, most critical first (step 1)."""
@@ -299,7 +328,7 @@ class WindowPolicy(Policy):
     def _plan(self, snap: Snapshot, w: float, typical: np.ndarray,
               local: np.ndarray) -> np.ndarray:
         a, c = snap.attempts, snap.cluster
-        flagged = detect(self.detector, snap, **self.detector_params)
+        flagged = self._flag(snap)
         ect = estimate_ect(self.estimator, a, snap.now)
         rows = self._stragglers(snap, typical, flagged, ect)
         if len(rows) == 0:
