@@ -4,19 +4,25 @@ heterogeneity-aware copies at the end of the job (``hete-aware``).
 ``window`` works in windows of w seconds (default 0.2 x the job's fastest completed task;
 w must stay below the mean task duration). At the start of each window:
 
-1. detect stragglers (default the ``rate`` detector of :mod:`hedge.detect`) and order them
-   by criticalness ``(1 - PS) * elapsed / PS`` (LATE's remaining time), most critical
-   first; a straggler whose remaining time does not exceed a copy's expected run time (the
-   job's mean completed run time of its task type) gets no copy;
-2. predict the slots V that free up within the window (``ClusterFacts.slot_free_at``: the
-   running tasks' estimated ends, speeds constant within the window);
+1. detect stragglers (default the ``rate`` detector of :mod:`hedge.detect`, see
+   :meth:`WindowPolicy._flag` for the wave's tail) and order them by criticalness
+   ``(1 - PS) * elapsed / PS`` (LATE's remaining time), most critical first; a straggler
+   whose remaining time does not exceed a copy's expected run time (the job's mean
+   completed run time of its task type) gets no copy; at most one copy per task;
+2. predict the slots V that free up within the window, ordered by time (speeds constant
+   within a window): with ``slots="own"`` (default) the job's own containers whose attempt
+   is expected to end by then (rate estimate) plus the cluster's idle slots, since an AM
+   can only re-use its own containers and the job scheduler hands out the rest; with
+   ``slots="cluster"`` every slot of the cluster (``ClusterFacts.slot_free_at``);
 3-4. give each straggler a slot of V by skyline choice with opportunistic rescheduling
    (:mod:`hedge.policy.allocation`, top k = 3), using the copy model of
    :mod:`hedge.analysis.copy_model` and the power model of :mod:`hedge.analysis.energy`;
-5. hold the chosen slots: ``reserve_slots`` = reservations not yet launched (the job
-   scheduler gives the other slots to normal tasks), and launch each copy, with
-   ``prefer_node`` = its slot's node, at the first scan where its slot is free. Reservations
-   not launched by the window's end are dropped and re-planned.
+   a copy never goes to its straggler's node;
+5. launch each copy, with ``prefer_node`` = its slot's node, at the first scan where its
+   slot is free (its container's attempt has ended, or the cluster slot is free), and hold
+   back (``reserve_slots``) the reserved slots expected to free before the next scan
+   (``hold_ahead`` s); every other slot goes to normal tasks through the job scheduler.
+   Reservations not launched by the window's end are dropped and re-planned.
 
 The copy model needs, per node, the latest non-straggling task T_h of this job (of the same
 task type) that ran there: its run time, input bytes and locality. The policy learns them
@@ -24,8 +30,9 @@ from what the AM sees: SUCCEEDED rows of the attempt table when present, otherwi
 attempt that disappears with its task (the task finished; its run time is taken as
 ``now - start``, at most one scan long). A T_h is non-straggling when its run time is below
 ``straggler_factor`` x the mean completed run time. A node with no such history uses the
-mean completed run time divided by the node's relative speed (``ClusterFacts.node_speed``,
-1 when unknown). Locality comes from ``JobFacts.input_nodes`` (unknown: no adjustment).
+mean expected duration of the job's unflagged running attempts there, else the mean
+completed run time divided by the node's relative speed (``ClusterFacts.node_speed``, 1
+when unknown). Locality comes from ``JobFacts.input_nodes`` (unknown: no adjustment).
 
 ``hete-aware`` uses steps 1-3 (no rescheduling) but only for a task type once all its
 normal tasks are launched (no original attempt of that type is WAITING), as Hadoop copies
