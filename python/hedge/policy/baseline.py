@@ -135,10 +135,10 @@ class HadoopDefault(Policy):
         """Per job: could ``decide`` find a candidate? (conservative; see hedge.model.batch)"""
         end = legacy_arrays(batch.start, batch.progress, batch.report_sent,
                             batch.report_received)
-        column = batch.task_type.astype(np.int64)
-        count = batch.completed[batch.job, column]
-        mean = batch.completed_mean[batch.job, column]
-        threshold = mean + self.slow_task_std * batch.completed_std[batch.job, column]
+        cell = batch.job * 2 + batch.task_type  # row-major (job, type) cell
+        count = batch.completed.ravel()[cell]
+        mean = batch.completed_mean.ravel()[cell]
+        threshold = mean + self.slow_task_std * batch.completed_std.ravel()[cell]
         slack = 1e-6 * (1.0 + np.abs(threshold))  # float error of running sums: err on True
         with np.errstate(invalid="ignore"):
             ok = ((count > 0) & (batch.task_attempts == 1)

@@ -93,6 +93,7 @@ class _Live:
         self.p1 = np.zeros(n_slots)
         self.r0 = np.zeros(n_slots)
         self.r1 = np.zeros(n_slots)
+        self.nhb = np.full(n_slots, np.inf)  # when the next heartbeat is sent
         self.kfp = np.ones(n_slots, dtype=np.int64)
         self.fpp = np.full(n_slots, np.nan)
         self.frac0 = np.zeros(n_slots)
@@ -106,6 +107,7 @@ class _Live:
         self.W[slots] = np.inf
         self.w[slots] = 0.0
         self.k[slots] = 0
+        self.nhb[slots] = np.inf
 
 
 class Simulator:
@@ -193,6 +195,8 @@ class Simulator:
         self.j_last = np.full(nj, -np.inf)
         self.j_finish = np.full(nj, np.nan)
         self.j_next_scan = np.full(nj, np.inf)
+        self._due_mask = np.zeros(nj + 1, dtype=bool)  # index job + 1 (0: empty slot)
+        self.j_ntasks = np.stack([self.j_nmaps, self.j_nred], axis=1)
         self.j_wake = np.zeros(nj, dtype=bool)
         self.j_reserved = np.zeros(nj, dtype=np.int64)
         self.j_avoid: dict[int, np.ndarray] = {}
@@ -323,12 +327,13 @@ class Simulator:
     def _heartbeats(self, t: float, begin: np.ndarray, alive: np.ndarray) -> None:
         """Record the progress carried by the reports sent in (t_prev, t] (rate constant)."""
         live, hw = self.live, self.cluster.hw
-        K = np.floor((t - live.start) / hw + EPS).astype(np.int64)
-        rows = np.flatnonzero((live.k < K) & alive & (live.aid >= 0))
+        rows = np.flatnonzero((live.nhb <= t + EPS) & alive)
         if not len(rows):
             return
-        k_old, k_new = live.k[rows], K[rows]
-        start, w, r, W = live.start[rows], live.w[rows], live.r[rows], live.W[rows]
+        start = live.start[rows]
+        k_old = live.k[rows]
+        k_new = np.floor((t - start) / hw + EPS).astype(np.int64)
+        w, r, W = live.w[rows], live.r[rows], live.W[rows]
         b = begin[rows]
 
         def progress_at(tau: np.ndarray, sel: slice | np.ndarray = slice(None)) -> np.ndarray:
@@ -351,6 +356,7 @@ class Simulator:
                                                              k_new[again] - 1)
         live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
         live.r0[rows], live.r1[rows] = r_new, r_prev
+        live.nhb[rows] = sent + hw
 
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         live = self.live
@@ -423,12 +429,13 @@ class Simulator:
         if not len(due):
             return
         live = self.live
-        busy = np.flatnonzero(live.aid >= 0)
-        order = busy[np.argsort(live.job[busy], kind="stable")]
-        lo, hi = np.searchsorted(live.job[order], np.stack([due, due + 1]))
-        rows = np.concatenate([order[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)])
+        # running attempts of the due jobs, grouped by job in the order of ``due``
+        self._due_mask[due + 1] = True
+        rows = np.flatnonzero(self._due_mask[live.job + 1])
+        self._due_mask[due + 1] = False
+        rows = rows[np.argsort(live.job[rows], kind="stable")]
+        cut = np.append(np.searchsorted(live.job[rows], due), len(rows))
         view = self._am_view(t, rows)
-        cut = np.concatenate([[0], np.cumsum(hi - lo)])
         call = np.ones(len(due), dtype=bool)
         if self._gate is not None:
             call = np.asarray(self._gate(self._batch(t, due, rows, cut, view)), dtype=bool)
@@ -471,7 +478,7 @@ class Simulator:
             report_sent=view["sent"],
             report_received=view["recv"],
             task_attempts=self.t_att[task],
-            n_tasks=np.stack([self.j_nmaps[due], self.j_nred[due]], axis=1),
+            n_tasks=self.j_ntasks[due],
             completed=count,
             completed_mean=mean,
             completed_std=std,
@@ -821,6 +828,7 @@ class Simulator:
         live.k[slots], live.p0[slots], live.p1[slots] = 0, 0.0, 0.0
         live.r0[slots] = t + self.latency(aid, np.zeros(len(aid), dtype=np.int64))
         live.r1[slots] = np.nan
+        live.nhb[slots] = t + cfg.hw
         live.kfp[slots] = math.floor(cfg.startup / cfg.hw + EPS) + 1
         live.fpp[slots] = np.nan
         live.frac0[slots] = frac0
