@@ -1,0 +1,171 @@
+"""ImKP on Spark: the partition function for ``rdd.partitionBy``, and counting as a Spark job.
+
+- ``partition_func(mapping)``: a picklable callable ``key -> reducer index`` with the same
+  answer as ``hedge imkp lookup`` and the Java partitioner (key's string form, UTF-8,
+  heavy-key table, then ``murmur3_32 mod G``). Use it with ``numPartitions = R``:
+  ``rdd.partitionBy(mapping.reducers, partition_func(mapping))`` (or ``partition_by``).
+- ``count_spark(inputs, settings)``: ``hedge imkp build --engine spark``. Lines are read by
+  Spark (``textFile``: Hadoop's LineRecordReader, so inputs can be far larger than one
+  machine), keys are extracted in each partition by the same extractor as the local engine,
+  and only aggregates reach the driver: per-group totals (G numbers) and the keys with
+  ``count x G > total`` plus the heaviest key. The mapping built from them is identical to
+  the local build's. Key rules: ``words``, ``tsv:N`` and ``py:module:function``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from operator import add
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hedge.errors import HedgeError
+from hedge.imkp.count import KeyCounts, distinct_counts
+from hedge.imkp.hashing import murmur3_32, murmur3_32_array
+from hedge.imkp.keys import Extractor, Piece, PythonFunction, TsvColumn, Words, extractor
+from hedge.imkp.mapfile import Mapping, read_mapping
+
+BATCH_BYTES = 8 << 20
+
+
+class PartitionFunc:
+    """``key -> reducer`` for Spark's ``partitionBy`` (picklable: plain arrays and a dict)."""
+
+    def __init__(self, mapping: Mapping) -> None:
+        self.reducers = mapping.reducers
+        self.groups = mapping.groups
+        self.seed = mapping.seed
+        self.group_reducer = mapping.group_reducer.astype(np.int64).tolist()
+        self.heavy = {k: int(r) for k, r in zip(mapping.heavy_keys, mapping.heavy_reducer,
+                                                 strict=True)}
+
+    def __call__(self, key: Any) -> int:
+        data = key if isinstance(key, bytes) else str(key).encode("utf-8")
+        heavy = self.heavy.get(data)
+        if heavy is not None:
+            return heavy
+        return self.group_reducer[murmur3_32(data, self.seed) % self.groups]
+
+
+def partition_func(mapping: Mapping | str | Path) -> PartitionFunc:
+    """The partition function of a mapping (or of a mapping file)."""
+    return PartitionFunc(mapping if isinstance(mapping, Mapping) else read_mapping(mapping))
+
+
+def partition_by(rdd: Any, mapping: Mapping | str | Path) -> Any:
+    """``rdd.partitionBy(R, partition_func(mapping))`` with R taken from the mapping."""
+    func = partition_func(mapping)
+    return rdd.partitionBy(func.reducers, func)
+
+
+def _spark_extractor(spec: str) -> Extractor:
+    rule = extractor(spec)
+    if not isinstance(rule, Words | TsvColumn | PythonFunction):
+        raise HedgeError(f"--key {spec}: --engine spark supports words, tsv:N and "
+                         "py:module:function keys; use --engine local for csv/parquet")
+    return rule
+
+
+def _partition_counts(rule: Extractor, lines: Any) -> Any:
+    """Distinct keys and counts of one Spark partition of raw (bytes) lines."""
+    batch: list[bytes] = []
+    size = 0
+
+    def flush() -> list[tuple[bytes, int]]:
+        keys = rule.keys(Piece("spark input", b"\n".join(batch) + b"\n"))
+        distinct, counts = distinct_counts(keys)
+        return list(zip(distinct.to_pylist(), counts.tolist(), strict=True))
+
+    for line in lines:
+        batch.append(line)
+        size += len(line) + 1
+        if size >= BATCH_BYTES:
+            yield from flush()
+            batch, size = [], 0
+    if batch:
+        yield from flush()
+
+
+def _group_totals(pairs: Any, groups: int, seed: int) -> Any:
+    pairs = list(pairs)
+    if not pairs:
+        return []
+    keys = pa.array([k for k, _ in pairs], type=pa.binary())
+    counts = np.array([c for _, c in pairs], dtype=np.int64)
+    group = murmur3_32_array(keys, seed).astype(np.int64) % groups
+    totals = np.bincount(group, weights=counts, minlength=groups).astype(np.int64)
+    return [(int(g), int(totals[g])) for g in np.flatnonzero(totals)]
+
+
+def spark_paths(inputs: list[str]) -> str:
+    """Comma-joined paths for ``textFile``: local inputs expanded like the local engine."""
+    from hedge.imkp.sources import expand_inputs
+
+    paths = []
+    for item in inputs:
+        if item.startswith(("hdfs://", "webhdfs://")):
+            paths.append(item)
+        else:
+            paths += [str(Path(s.name).resolve()) for s in expand_inputs([item])]
+    if not paths:
+        raise HedgeError(f"inputs {' '.join(inputs)}: no files to read (empty folder?)")
+    return ",".join(paths)
+
+
+def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
+    """Count keys and group totals as a PySpark job (``local[threads]`` unless a SparkContext
+    is already running, e.g. on YARN, in which case that one is used and left running)."""
+    try:
+        from pyspark import SparkConf, SparkContext
+    except ImportError as exc:
+        raise HedgeError("--engine spark needs pyspark (pip install pyspark==4.0.1, or "
+                         "make setup); use --engine local otherwise") from exc
+    rule = _spark_extractor(settings.key)
+    paths = spark_paths(inputs)
+    context = SparkContext._active_spark_context
+    owned = context is None
+    if owned:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need hedge importable
+        context = SparkContext(conf=SparkConf().setAppName("hedge imkp build")
+                               .setMaster(f"local[{settings.threads}]")
+                               .set("spark.ui.enabled", "false"))
+    try:
+        return _count(context, paths, rule, settings.groups, settings.seed)
+    except HedgeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark wraps worker errors in Py4J/Python ones
+        raise HedgeError(f"Spark counting failed: {_worker_error(str(exc))}") from exc
+    finally:
+        if owned:
+            context.stop()
+
+
+def _worker_error(text: str) -> str:
+    """The most telling line of a Spark failure (a worker's HedgeError when there is one)."""
+    errors = re.findall(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception): .*)$", text, re.MULTILINE)
+    hedge = [e for e in errors if e.startswith("HedgeError")]
+    return ((hedge or errors or text.splitlines() or ["unknown error"])[-1
+            if not hedge else 0]).removeprefix("HedgeError: ")[:500]
+
+
+def _count(context: Any, paths: str, rule: Extractor, groups: int, seed: int) -> KeyCounts:
+    counts = context.textFile(paths, use_unicode=False) \
+        .mapPartitions(lambda it: _partition_counts(rule, it)).reduceByKey(add).cache()
+    try:
+        totals = np.zeros(groups, dtype=np.int64)
+        for g, n in counts.mapPartitions(lambda it: _group_totals(it, groups, seed)) \
+                .reduceByKey(add).collect():
+            totals[g] = n
+        total = int(totals.sum())
+        top = counts.takeOrdered(1, key=lambda kv: (-kv[1], kv[0]))
+        picked = dict(counts.filter(lambda kv: kv[1] * groups > total).collect() + top)
+    finally:
+        counts.unpersist()
+    keys = pa.array(list(picked), type=pa.binary())
+    return KeyCounts(totals, keys, np.array(list(picked.values()), dtype=np.int64),
+                     exact_all=False)
