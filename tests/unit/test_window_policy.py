@@ -189,10 +189,10 @@ def test_bad_bandwidth_and_power_constants_are_rejected():
 def test_tail_stragglers_are_flagged_against_completed_run_times():
     # only two slow tasks are left (ETD 91 s and 67 s); the completed ones took 10-12 s
     tail = [(2, 2, R, 2, 0.0, 0.11), (3, 3, R, 1, 0.0, 0.15)]
-    flags = WindowPolicy()._flag(snapshot(10.0, tail, FREE_AT, n_maps=4))
+    flags = WindowPolicy(detector_params={"factor": 1.2})._flag(snapshot(10.0, tail, FREE_AT, n_maps=4))
     assert flags.tolist() == [True, True]
     # while normal tasks still wait, the mean is over the running ones (79 s): 91 s is
     # not 1.2 x 79, so nothing is flagged (the first completions are the fast ones)
     waiting = tail + [(5, 5, W, -1, np.nan, 0.0)]
-    flags = WindowPolicy()._flag(snapshot(10.0, waiting, FREE_AT, n_maps=6))
+    flags = WindowPolicy(detector_params={"factor": 1.2})._flag(snapshot(10.0, waiting, FREE_AT, n_maps=6))
     assert flags.tolist() == [False, False, False]

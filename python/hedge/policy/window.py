@@ -152,7 +152,8 @@ class WindowPolicy(Policy):
     Parameters: ``window`` w as a fraction of the job's fastest completed task duration,
     in (0, 1); or ``window_seconds`` (absolute, checked against the mean task duration at
     run time); ``detector`` / ``detector_params`` (straggler detection, default LATE's
-    ``rate``); ``bandwidth`` bytes/s for remote input (the copy model's B); ``power``: a
+    ``rate`` with factor 1.75, :data:`DEFAULT_DETECTOR_PARAMS`); ``bandwidth`` bytes/s
+    for remote input (the copy model's B); ``power``: a
     :class:`~hedge.analysis.energy.PowerModel` or dict of its fields; ``top_k`` candidates
     for opportunistic rescheduling; ``straggler_factor``: a completed task slower than this
     x the mean is not used as a slot's reference T_h.
@@ -192,7 +193,8 @@ class WindowPolicy(Policy):
             raise HedgeError(f"policy '{self.name}': detector = {detector!r}, expected one of "
                              f"{', '.join(DETECTORS)}")
         self.detector = detector
-        self.detector_params = dict(detector_params or {})
+        self.detector_params = dict(DEFAULT_DETECTOR_PARAMS.get(detector, {})
+                                    if detector_params is None else detector_params)
         self.bandwidth = check_bandwidth(bandwidth)
         self.power = _power_model(power)
         self.top_k = int(top_k)
@@ -467,6 +469,12 @@ class HeteAwarePolicy(WindowPolicy):
         waiting = (a.state == AttemptState.WAITING) & ~a.speculative
         return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
 
+
+# The rate detector flags ETD >= factor x mean ETD: LATE uses 1.2, Mantri 1.5. Copies cost
+# slots in a busy cluster, so the window policy copies only clear stragglers: 1.75 was the
+# best of 1.2 / 1.5 / 1.75 / 2.0 on synthetic seeds 1-3 (tests/bench/bench_window.py
+# --compare; reported on held-out seeds).
+DEFAULT_DETECTOR_PARAMS: dict[str, dict] = {"rate": {"factor": 1.75}}
 
 # a predicted slot, and (with ``task`` set) a reservation: the node, when it frees, the
 # attempt whose end frees it (-1: none) and the cluster slot index (-1: not known)
