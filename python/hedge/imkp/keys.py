@@ -92,18 +92,26 @@ def utf8(keys: pa.Array, source: str) -> pa.Array:
 
 
 def tokenize(data: bytes) -> pa.Array:
-    """StringTokenizer tokens of ``data`` as an Arrow binary array (compact copy of bytes)."""
+    """StringTokenizer tokens of ``data`` as an Arrow binary array (compact copy of bytes).
+
+    Token bytes are the non-delimiter bytes; token boundaries are where "is a token byte"
+    flips. Numpy choices matter here: boolean ``nonzero`` and ``np.compress`` are several
+    times faster than their int8 / fancy-index equivalents.
+    """
     raw = np.frombuffer(data, dtype=np.uint8)
     controls = np.count_nonzero(raw < 32)
-    if controls == sum(data.count(c) for c in b"\t\n\r\f"):
+    newlines = data.count(b"\n")
+    if controls == newlines or controls == newlines + sum(data.count(c) for c in b"\t\r\f"):
         keep = raw > 32  # fast path: the only bytes <= 32 are delimiters
     else:
         keep = ~_IS_DELIMITER[raw]
-    edges = np.flatnonzero(np.diff(keep.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    padded = np.zeros(len(raw) + 2, dtype=bool)
+    padded[1:-1] = keep
+    edges = np.flatnonzero(padded[1:] ^ padded[:-1])
     lengths = edges[1::2] - edges[0::2]
     offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    compact = raw[keep]
+    compact = np.compress(keep, raw)
     return pa.Array.from_buffers(pa.binary(), len(lengths),
                                  [None, pa.py_buffer(offsets), pa.py_buffer(compact)])
 
