@@ -168,7 +168,8 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
             a = r.attempts
             e = schedule_energy(a.node, a.start, a.end, power, n_nodes=nodes)
             cat = attempt_category(a.copy, a.outcome != KILLED, a.straggler)
-            s.update(model_energy=e.total, dynamic=e.dynamic,
+            copy_time = a.duration[a.copy].mean() if a.copy.any() else float("nan")
+            s.update(model_energy=e.total, dynamic=e.dynamic, copy_time=copy_time,
                      breakdown=energy_breakdown(e.attempt, cat), wall=time.perf_counter() - t0)
             rows[policy].append(s)
             print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  energy "
@@ -185,8 +186,11 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
         jt, en, dy = (ratio(policy, k) for k in ("mean_job_time", "model_energy", "dynamic"))
         br = {k: np.mean([r["breakdown"][k] for r in rows[policy]]) / 1e6
               for k in rows[policy][0]["breakdown"]}
-        print(f"  {policy:10s} job time {jt:.3f}  energy {en:.3f}  dynamic {dy:.3f}  "
-              "breakdown MJ " + " ".join(f"{k}={v:.2f}" for k, v in br.items()))
+        times = [r["copy_time"] for r in rows[policy] if np.isfinite(r["copy_time"])]
+        copy_time = float(np.mean(times)) if times else float("nan")
+        print(f"  {policy:10s} job time {jt:.3f}  energy {en:.3f} (EE {1 / en:.3f})  dynamic "
+              f"{dy:.3f}  mean copy run time {copy_time:.1f} s  breakdown MJ "
+              + " ".join(f"{k}={v:.2f}" for k, v in br.items()))
 
 
 def main() -> None:
