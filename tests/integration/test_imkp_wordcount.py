@@ -79,6 +79,30 @@ def test_reducer_inputs_equal_the_predicted_loads(version: str, kind: str, tmp_p
     assert merged == Counter(tokenize(text))
 
 
+@pytest.mark.parametrize("version", javaenv.HADOOP_VERSIONS)
+def test_old_mapred_api_job(version: str, tmp_path: Path) -> None:
+    """The same partitioner class in an old-API (org.apache.hadoop.mapred) job."""
+    require_java_side(version)
+    text = zipf_text(30_000, 1.0)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "z.txt").write_text(text, encoding="utf-8")
+    mapping = build_to_file([str(tmp_path / "in")], BuildSettings(reducers=4),
+                            tmp_path / "job.imkp")
+    out = tmp_path / "out"
+    result = javaenv.run_java(
+        "org.hedge.imkp.OldApiWordCount",
+        [str(tmp_path / "in"), str(out), "4", str(tmp_path / "job.imkp"), str(tmp_path / "tmp")],
+        version, extra_classpath=(javaenv.shim_test_classes(),))
+    assert result.returncode == 0, result.stderr[-3000:]
+    loads = []
+    for r in range(4):
+        lines = (out / f"part-{r:05d}").read_text(encoding="utf-8").splitlines()
+        counts = {w: int(n) for w, n in (line.rsplit("\t", 1) for line in lines)}
+        assert all(mapping.reducer_of(w) == r for w in counts)
+        loads.append(sum(counts.values()))
+    assert loads == mapping.loads.tolist()
+
+
 def run_failing(version: str, tmp_path: Path, conf: list[str], reducers: int) -> str:
     """Run a job that must fail; returns its output (the task's stderr is in it)."""
     out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"

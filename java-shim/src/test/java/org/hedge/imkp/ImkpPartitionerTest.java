@@ -50,6 +50,15 @@ class ImkpPartitionerTest {
   }
 
   @Test
+  void fileSystemUriIsReadThroughHadoopFileSystem() {
+    String uri = ImkpMappingTest.SMALL.toAbsolutePath().normalize().toUri().toString();
+    ImkpPartitioner<Text, Object> p = new ImkpPartitioner<>();
+    p.setConf(conf(uri, 7)); // file:///...: the FileSystem branch (as hdfs:// would be)
+    assertEquals(7, p.mapping().reducers());
+    assertEquals(p.mapping().reducerOf("the"), p.getPartition(new Text("the"), null, 7));
+  }
+
+  @Test
   void reducerCountMismatchFailsWithTheFix() {
     String path = ImkpMappingTest.SMALL.toAbsolutePath().toString();
     IllegalStateException e = assertThrows(IllegalStateException.class,
