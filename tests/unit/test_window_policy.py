@@ -196,3 +196,10 @@ def test_tail_stragglers_are_flagged_against_completed_run_times():
     waiting = tail + [(5, 5, W, -1, np.nan, 0.0)]
     flags = WindowPolicy(detector_params={"factor": 1.2})._flag(snapshot(10.0, waiting, FREE_AT, n_maps=6))
     assert flags.tolist() == [False, False, False]
+
+
+def test_default_detector_is_rate_with_factor_1_75_and_params_override_it():
+    assert WindowPolicy().detector == "rate"
+    assert WindowPolicy().detector_params == {"factor": 1.75}
+    assert WindowPolicy(detector_params={"factor": 1.2}).detector_params == {"factor": 1.2}
+    assert WindowPolicy(detector="score").detector_params == {}
