@@ -12,6 +12,9 @@ from hedge.sim.cluster import parse_cluster
 from hedge.sim.metrics import json_safe
 from hedge.sim.sweep import RunSpec, WorkloadSource, run_many
 
+# the default workload keeps ~3,000 slots busy: 1,000 nodes x 4 slots runs it at ~75 % load
+DEFAULT_WORKLOAD_CLUSTER = "nodes=1000,slots=4"
+
 
 def _seeds(text: str) -> list[int]:
     """``"3"``, ``"1,2,5"`` or ``"0-4"`` -> seeds."""
@@ -46,7 +49,8 @@ def _policies(text: str) -> list[str]:
               help="Comma-separated policies.")
 @click.option("--cluster", "cluster_text", default="",
               help="e.g. nodes=100,slots=4,heterogeneity=3.0,contention=2.5 "
-                   "(see hedge.sim.cluster for every key).")
+                   "(see hedge.sim.cluster for every key). Default: hedge.sim.cluster's "
+                   f"defaults, or {DEFAULT_WORKLOAD_CLUSTER} for the default workload.")
 @click.option("--seed", "seed_text", default="0", show_default=True,
               help="Seed, list (1,2,3) or range (0-4); one run per policy and seed.")
 @click.option("--out", type=click.Path(), help="Write DIR/report.html with plots.")
@@ -68,6 +72,8 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
         raise HedgeError(f"--trace {trace}: no such file")
     if n_jobs < 1:
         raise HedgeError(f"--jobs {n_jobs}: expected an integer >= 1")
+    if not cluster_text and not trace and synthetic in (None, "default"):
+        cluster_text = DEFAULT_WORKLOAD_CLUSTER  # sized for the Google-2011-like default load
     cluster = parse_cluster(cluster_text)
     source = WorkloadSource(trace=trace, synthetic=synthetic)
     seeds = _seeds(seed_text)
