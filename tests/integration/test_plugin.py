@@ -66,14 +66,17 @@ def test_decisions_equal_the_policy_replayed_on_the_recorded_snapshots(server, t
     registry = SessionRegistry(Limits(), lambda nodes, t, f: ClusterFacts(max(t, 0), max(f, 0)))
     session = registry.open("replay", "static", {"estimator": "jvm"})
     replayed: list[int] = []
+    kinds = []
     for frame in frames:
         data = frame.read_bytes()
         request = wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+        kinds.append(request.delta)
         actions = session.decide(request)
         answered = frame.with_suffix(".resp").read_text()
         assert f"tasks={actions.speculate_task.tolist()}".replace(" ", "") in answered.replace(
             " ", ""), (frame.name, answered)
         replayed += actions.speculate_task.tolist()
+    assert kinds[0] is False and all(kinds[1:])  # one full snapshot, then deltas
     assert sorted(replayed) == [2, 9]
     assert sorted(task for _, task in run.copies()) == [2, 9]
 

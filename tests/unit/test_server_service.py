@@ -90,7 +90,7 @@ def test_oversized_frame_drops_the_connection_not_the_session(service) -> None:
     _, sid, secret, _, _ = entry.open("job_6", "static", "").split()
     sock, _ = connect(service, int(sid), bytes.fromhex(secret))
     header = wire.REQUEST.pack(b"HDGS", 1, 0, 1, 2**31, 0, 0, -1, 1, 0, 0, 0, 0, 0, 0, 0, -1,
-                               -1)
+                               -1, 0, 0)
     answer = exchange(sock, header)
     assert answer.status == wire.STATUS_REJECTED and "frame refused" in answer.message
     assert sock.recv(1) == b""  # closed by the server

@@ -23,7 +23,7 @@ def straggler_request(seq: int = 1, progress_slow: float = 0.1, node_base: int =
     n = 4
     progress = np.array([0.9, 0.85, 0.95, progress_slow])
     a = AttemptTable(
-        task=np.arange(n), attempt=np.arange(n) * 10, task_type=np.zeros(n), state=np.ones(n),
+        task=np.arange(n), attempt=np.arange(n) * 2, task_type=np.zeros(n), state=np.ones(n),
         node=np.array([0, 1, 0, 1]), start=np.zeros(n), first_progress_time=np.full(n, 5.0),
         first_progress=np.full(n, 0.01), progress=progress, report_sent=np.full(n, 59.0),
         report_received=np.full(n, 59.0), bytes_processed=np.zeros(n),
@@ -124,3 +124,29 @@ def test_answers_outside_the_job_are_refused() -> None:
     s.policy = Wild()
     with pytest.raises(HedgeError, match="a task index out of range"):
         s.decide(straggler_request())
+
+
+def test_delta_scans_update_the_session_table() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_7", "static", {})
+    with pytest.raises(HedgeError, match="delta scan before any full snapshot"):
+        s.decide(delta_request(progress=0.2, removed=[]))
+    assert s.decide(straggler_request()).speculate_task.tolist() == [3]
+    # attempt 6 (task 3) reports again, attempt 0 (task 0) ended: merged, not replaced
+    s.decide(delta_request(progress=0.3, removed=[0]))
+    snap = s.snapshot(delta_request(progress=0.3, removed=[0]))
+    assert snap.attempts.attempt.tolist() == [2, 4, 6]
+    assert snap.attempts.progress.tolist() == pytest.approx([0.85, 0.95, 0.3])
+    assert snap.attempts.report_received.tolist() == [59.0, 59.0, 61.0]
+
+
+def delta_request(progress: float, removed: list[int]) -> wire.ScanRequest:
+    a = AttemptTable(
+        task=[3], attempt=[6], task_type=[0], state=[1], node=[1], start=[0.0],
+        first_progress_time=[5.0], first_progress=[0.01], progress=[progress],
+        report_sent=[61.0], report_received=[61.0], bytes_processed=[0.0],
+        input_bytes=[np.nan], speculative=[False],
+    )
+    data = wire.encode_request(a, seq=2, now=61.5, job_start=0.0, n_maps=4, n_reduces=0,
+                               node_base=2, delta=True, removed=removed)
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])

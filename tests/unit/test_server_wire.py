@@ -51,7 +51,7 @@ def test_hand_packed_single_row_decodes_as_documented() -> None:
                                                          wire.MISSING, 4000)
     body += struct.pack("<ff", 0.0, 0.5) + bytes([0, 1, 0]) + b"n1"
     header = wire.REQUEST.pack(b"HDGS", 1, 0, 1, len(body), 10_000, 5_000, -1, 1, 0, 1, 0, 0,
-                               0, 2, 0, -1, -1)
+                               0, 2, 0, -1, -1, 0, 0)
     r = wire.decode_request(header, body)
     a = r.attempts
     assert len(body) == wire.ROW_BYTES + 2 == 53

@@ -21,7 +21,15 @@ import numpy as np
 
 from hedge.detect.validate import validate_snapshot
 from hedge.errors import HedgeError
-from hedge.model import MAP, Actions, AttemptState, ClusterFacts, JobFacts, Snapshot
+from hedge.model import (
+    MAP,
+    Actions,
+    AttemptState,
+    AttemptTable,
+    ClusterFacts,
+    JobFacts,
+    Snapshot,
+)
 from hedge.policy import Policy, create
 from hedge.server.wire import ScanRequest
 
@@ -116,6 +124,12 @@ class Session:
     limits: Limits
     cluster: Callable[[list[str], int, int], ClusterFacts]
     nodes: list[str] = field(default_factory=list)
+    # the job's attempts as the shim last described them, indexed by attempt key (delta scans
+    # update it in place); None until the first full snapshot
+    table: dict[str, np.ndarray] | None = None
+    live: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    done_maps: np.ndarray = field(default_factory=lambda: np.empty(0))
+    done_reduces: np.ndarray = field(default_factory=lambda: np.empty(0))
     last_seen: float = field(default_factory=time.monotonic)
     scans: int = 0
     copies: int = 0
@@ -126,6 +140,7 @@ class Session:
         """Validate one scan, ask the policy, check its answer."""
         with self.lock:
             self.last_seen = time.monotonic()
+            self._merge(request)
             self._update_nodes(request)
             snapshot = self.snapshot(request)
             self._check_rows(snapshot)
@@ -137,14 +152,57 @@ class Session:
             return actions
 
     def snapshot(self, request: ScanRequest) -> Snapshot:
+        """The job as of this scan (after :meth:`_merge`): every live attempt, by key order."""
         job = JobFacts(
             job_id=self.job_id, start=request.job_start, n_maps=request.n_maps,
             n_reduces=request.n_reduces, deadline=request.deadline,
-            completed_map_runtimes=request.completed_map_runtimes,
-            completed_reduce_runtimes=request.completed_reduce_runtimes,
+            completed_map_runtimes=self.done_maps, completed_reduce_runtimes=self.done_reduces,
         )
+        rows = np.flatnonzero(self.live)
+        attempts = AttemptTable(**{name: column[rows] for name, column in self.table.items()})
         cluster = self.cluster(self.nodes, request.total_slots, request.free_slots)
-        return Snapshot(now=request.now, job=job, attempts=request.attempts, cluster=cluster)
+        return Snapshot(now=request.now, job=job, attempts=attempts, cluster=cluster)
+
+    def _merge(self, request: ScanRequest) -> None:
+        """Apply a full or delta scan to the key-indexed attempt table (vectorised scatter).
+
+        Attempt keys are dense (the shim numbers a job's attempts 0, 1, 2...), so the table is
+        a set of arrays indexed by key plus a ``live`` mask.
+        """
+        a = request.attempts
+        keys = a.attempt
+        limit = 10 * self.limits.max_rows
+        if len(keys) and (keys.min() < 0 or keys.max() >= limit):
+            raise HedgeError(f"job {self.job_id}: attempt keys must lie in [0, {limit})")
+        if len(np.unique(keys)) != len(keys):
+            raise HedgeError(f"job {self.job_id}: attempt ids are not unique")
+        removed = request.removed
+        if len(removed) and (removed.min() < 0 or removed.max() >= len(self.live)):
+            raise HedgeError(f"job {self.job_id}: removed attempt key outside the table")
+        if request.delta and self.table is None:
+            raise HedgeError(f"job {self.job_id}: delta scan before any full snapshot "
+                             "(the shim resends a full one)")
+        if not request.delta or self.table is None:
+            self.table = {name: getattr(a, name)[:0].copy() for name in AttemptTable.COLUMNS}
+            self.live = np.zeros(0, dtype=bool)
+            self.done_maps, self.done_reduces = np.empty(0), np.empty(0)
+        size = int(keys.max()) + 1 if len(keys) else 0
+        if size > len(self.live):
+            grow = max(size, 2 * len(self.live))
+            for name, column in self.table.items():
+                bigger = np.zeros(grow, dtype=column.dtype)
+                bigger[:len(column)] = column
+                self.table[name] = bigger
+            live = np.zeros(grow, dtype=bool)
+            live[:len(self.live)] = self.live
+            self.live = live
+        for name in AttemptTable.COLUMNS:
+            self.table[name][keys] = getattr(a, name)
+        self.live[keys] = True
+        self.live[removed] = False
+        self.done_maps = np.concatenate([self.done_maps, request.completed_map_runtimes])
+        self.done_reduces = np.concatenate([self.done_reduces,
+                                            request.completed_reduce_runtimes])
 
     def _update_nodes(self, request: ScanRequest) -> None:
         # Idempotent: the client resends names from the last index it knows was received.
@@ -181,8 +239,6 @@ class Session:
                 i = int(np.flatnonzero(bad)[0])
                 raise HedgeError(f"job {self.job_id}: row {i}: field '{name}' = "
                                  f"{getattr(a, name)[i].item()!r} {what}")
-        if len(np.unique(a.attempt)) != len(a):
-            raise HedgeError(f"job {self.job_id}: attempt ids are not unique")
         for name in ("completed_map_runtimes", "completed_reduce_runtimes"):
             runtimes = getattr(job, name)
             if (~np.isfinite(runtimes) | (runtimes < 0)).any():

@@ -2,15 +2,18 @@
 
 One request frame per speculation scan per job, one response frame back, over a plain TCP
 "data channel" (Py4J only opens and closes sessions). Everything is little-endian. A request
-is a fixed 80-byte header followed by packed columns, one value per attempt row:
+is a fixed 88-byte header followed by packed columns, one value per attempt row:
 
     f64 bytes_processed, f64 input_bytes,
     i32 task, i32 attempt, i32 node, i32 start, i32 first_progress_time, i32 report,
     f32 first_progress, f32 progress, u8 task_type, u8 state, u8 speculative,
 
-then ``f32`` run times (seconds) of the job's completed maps and reduces, then the UTF-8 names
-of nodes first used since the last answered scan, separated by ``\\n``. Times are whole
-milliseconds relative to the job start (Hadoop's own resolution), ``MISSING`` when unknown.
+then ``f32`` run times (seconds) of the job's completed maps and reduces, then ``i32`` keys
+of attempts that ended (delta scans), then the UTF-8 names of nodes first used since the last
+answered scan, separated by ``\\n``. A delta scan (flag bit 0) carries only the attempts
+changed since the last answered scan; the session merges it into its key-indexed table.
+Times are whole milliseconds relative to the job start (Hadoop's own resolution),
+``MISSING`` when unknown.
 The AM only knows when a report *arrived*, so ``report`` fills both ``report_sent`` and
 ``report_received``.
 
@@ -38,8 +41,8 @@ HELLO = struct.Struct("<4sHHQ16s")
 HELLO_MAGIC = b"HDGH"
 HELLO_REPLY = struct.Struct("<4sI")  # b"HDGA", status (0 ok, 1 refused)
 
-# request header (80 bytes)
-REQUEST = struct.Struct("<4sHHIIqqqIIIIIIIIii")
+# request header (88 bytes)
+REQUEST = struct.Struct("<4sHHIIqqqIIIIIIIIiiII")
 REQUEST_MAGIC = b"HDGS"
 # response header (32 bytes); status: 0 ok, 1 input rejected (message follows)
 RESPONSE = struct.Struct("<4sBBHIiIIII")
@@ -47,6 +50,7 @@ RESPONSE_MAGIC = b"HDGR"
 STATUS_OK = 0
 STATUS_REJECTED = 1
 FLAG_WAKE_ON_COMPLETION = 1
+FLAG_DELTA = 1  # request flag: only attempts changed since the last answered scan
 
 # (attribute, numpy dtype) in payload order; 8-byte columns first so they stay aligned
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -66,7 +70,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 ROW_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in COLUMNS)
 TIME_COLUMNS = ("start", "first_progress_time", "report")
-assert REQUEST.size == 80 and RESPONSE.size == 32
+assert REQUEST.size == 88 and RESPONSE.size == 32
 
 
 @dataclass
@@ -84,13 +88,18 @@ class ScanRequest:
     completed_reduce_runtimes: np.ndarray
     node_base: int  # index of the first new node name
     new_nodes: list[str]
+    # delta scans: rows are only attempts changed since the last answered scan, run times
+    # only new completions, `removed` the attempt keys that ended; else a full snapshot
+    delta: bool
+    removed: np.ndarray
     fallbacks: int  # scans the client decided on its own since its last answered scan
     total_slots: int  # -1: unknown to the AM
     free_slots: int
 
 
-def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: int) -> int:
-    return n_rows * ROW_BYTES + 4 * (n_done_maps + n_done_reduces) + node_bytes
+def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: int,
+              n_removed: int = 0) -> int:
+    return n_rows * ROW_BYTES + 4 * (n_done_maps + n_done_reduces + n_removed) + node_bytes
 
 
 def _times(column: np.ndarray, base: float) -> np.ndarray:
@@ -101,14 +110,14 @@ def _times(column: np.ndarray, base: float) -> np.ndarray:
 
 def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanRequest:
     """Decode one request (header already length-checked by the caller). HedgeError if bad."""
-    (magic, version, _flags, seq, body_len, now_ms, start_ms, deadline_ms, n_maps, n_reduces,
+    (magic, version, flags, seq, body_len, now_ms, start_ms, deadline_ms, n_maps, n_reduces,
      n_rows, n_done_maps, n_done_reduces, node_base, node_bytes, fallbacks, total_slots,
-     free_slots) = REQUEST.unpack(header)
+     free_slots, n_removed, _reserved) = REQUEST.unpack(header)
     if magic != REQUEST_MAGIC:
         raise HedgeError(f"scan request: magic {magic!r}, expected {REQUEST_MAGIC!r}")
     if version != VERSION:
         raise HedgeError(f"scan request: wire version {version}, expected {VERSION}")
-    expected = body_size(n_rows, n_done_maps, n_done_reduces, node_bytes)
+    expected = body_size(n_rows, n_done_maps, n_done_reduces, node_bytes, n_removed)
     if body_len != expected or len(body) != expected:
         raise HedgeError(f"scan request: body of {len(body)} bytes (header says {body_len}), "
                          f"expected {expected} for {n_rows} rows")
@@ -121,6 +130,8 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     offset += 4 * n_done_maps
     done_reduces = np.frombuffer(body, "<f4", n_done_reduces, offset).astype(np.float64)
     offset += 4 * n_done_reduces
+    removed = np.frombuffer(body, "<i4", n_removed, offset).astype(np.int64)
+    offset += 4 * n_removed
     try:
         text = bytes(body[offset:offset + node_bytes]).decode("utf-8")
     except UnicodeDecodeError:
@@ -145,7 +156,8 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
         n_maps=n_maps, n_reduces=n_reduces, attempts=attempts,
         completed_map_runtimes=done_maps, completed_reduce_runtimes=done_reduces,
         node_base=node_base, new_nodes=new_nodes, fallbacks=fallbacks,
-        total_slots=total_slots, free_slots=free_slots,
+        total_slots=total_slots, free_slots=free_slots, delta=bool(flags & FLAG_DELTA),
+        removed=removed,
     )
 
 
@@ -162,7 +174,8 @@ def encode_request(
     completed_map_runtimes: np.ndarray | list[float] = (),
     completed_reduce_runtimes: np.ndarray | list[float] = (),
     node_base: int = 0, new_nodes: tuple[str, ...] | list[str] = (), fallbacks: int = 0,
-    total_slots: int = -1, free_slots: int = -1,
+    total_slots: int = -1, free_slots: int = -1, delta: bool = False,
+    removed: np.ndarray | list[int] = (),
 ) -> bytes:
     """The request the shim would send for this table (Python twin of the Java encoder).
 
@@ -183,13 +196,15 @@ def encode_request(
     names = "\n".join(new_nodes).encode("utf-8")
     done_m = np.asarray(completed_map_runtimes, dtype="<f4")
     done_r = np.asarray(completed_reduce_runtimes, dtype="<f4")
+    gone = np.asarray(removed, dtype="<i4")
     parts = [np.ascontiguousarray(values[name], dtype=dtype).tobytes() for name, dtype in COLUMNS]
-    body = b"".join([*parts, done_m.tobytes(), done_r.tobytes(), names])
+    body = b"".join([*parts, done_m.tobytes(), done_r.tobytes(), gone.tobytes(), names])
     header = REQUEST.pack(
-        REQUEST_MAGIC, VERSION, 0, seq, len(body), int(round(now * 1e3)), start_ms,
+        REQUEST_MAGIC, VERSION, FLAG_DELTA if delta else 0, seq, len(body),
+        int(round(now * 1e3)), start_ms,
         -1 if deadline is None else int(round(deadline * 1e3)), n_maps, n_reduces,
         len(attempts), len(done_m), len(done_r), node_base, len(names), fallbacks,
-        total_slots, free_slots,
+        total_slots, free_slots, len(gone), 0,
     )
     return header + body
 

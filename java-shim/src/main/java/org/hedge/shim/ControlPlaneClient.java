@@ -15,6 +15,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -52,7 +54,7 @@ public class ControlPlaneClient implements Closeable {
     final long id;
     final byte[] secret;
     final int dataPort;
-    Socket socket;
+    volatile Socket socket; // closed by the deadline watchdog from another thread
     DataInputStream in;
     OutputStream out;
 
@@ -62,15 +64,17 @@ public class ControlPlaneClient implements Closeable {
       this.dataPort = dataPort;
     }
 
-    synchronized void disconnect() {
-      if (socket != null) {
+    /** Close the data connection (any thread; unblocks a read or write in progress). */
+    void disconnect() {
+      Socket open = socket;
+      socket = null;
+      if (open != null) {
         try {
-          socket.close();
+          open.close();
         } catch (IOException ignored) {
           // closing is best effort
         }
       }
-      socket = null;
     }
   }
 
@@ -90,6 +94,7 @@ public class ControlPlaneClient implements Closeable {
   private final CircuitBreaker breaker;
   private final File recordDir;
   private final ExecutorService worker;
+  private final ScheduledExecutorService watchdog;
   private ClientServer py4j;
   private ControlPlane plane;
   private volatile boolean healthy = true;
@@ -104,14 +109,16 @@ public class ControlPlaneClient implements Closeable {
     this.deadlineMs = deadlineMs;
     this.breaker = new CircuitBreaker(backoffInitialMs, backoffMaxMs);
     this.recordDir = recordDir;
-    this.worker = Executors.newCachedThreadPool(new ThreadFactory() {
+    ThreadFactory daemons = new ThreadFactory() {
       @Override
       public Thread newThread(Runnable r) {
-        Thread t = new Thread(r, "hedge-controlplane-call");
+        Thread t = new Thread(r, "hedge-controlplane");
         t.setDaemon(true);
         return t;
       }
-    });
+    };
+    this.worker = Executors.newCachedThreadPool(daemons);
+    this.watchdog = Executors.newSingleThreadScheduledExecutor(daemons);
   }
 
   public String address() {
@@ -209,13 +216,21 @@ public class ControlPlaneClient implements Closeable {
     }
     final int nTasks = scan.nMaps + scan.nReduces;
     Decision d;
+    // The exchange runs on the caller's thread (no hand-off: each thread wake-up costs time
+    // on a busy AM host); reads time out by SO_TIMEOUT, and a watchdog closes the socket at
+    // the deadline so even a blocked write cannot outlive it.
+    ScheduledFuture<?> alarm = watchdog.schedule(new Runnable() {
+      @Override
+      public void run() {
+        s.disconnect();
+      }
+    }, deadlineMs, TimeUnit.MILLISECONDS);
+    long t0 = System.nanoTime();
     try {
-      d = call(new Callable<Decision>() {
-        @Override
-        public Decision call() throws IOException {
-          return exchange(s, frame, scan.seq, nTasks);
-        }
-      }, s);
+      d = exchange(s, frame, scan.seq, nTasks);
+      if (System.nanoTime() - t0 > deadlineMs * 1_000_000L) {
+        throw new TimeoutException("no answer within the " + deadlineMs + " ms deadline");
+      }
     } catch (SessionLostException e) {
       // the server is up but restarted: not a failure, the caller opens a new session now
       LOG.info("hedge: " + e.getMessage() + " (control plane restarted?); reopening");
@@ -223,8 +238,13 @@ public class ControlPlaneClient implements Closeable {
     } catch (Exception e) {
       s.disconnect();
       resetPy4j(); // a dead data channel usually means stale Py4J connections too
-      failed(now, "scan " + scan.seq + " of " + jobId + ": " + describe(e));
+      boolean late = System.nanoTime() - t0 >= deadlineMs * 1_000_000L;
+      failed(now, "scan " + scan.seq + " of " + jobId + ": " + (late && !(e instanceof
+          TimeoutException) ? "no answer within the " + deadlineMs + " ms deadline ("
+          + describe(e) + ")" : describe(e)));
       return null;
+    } finally {
+      alarm.cancel(false);
     }
     record(jobId, scan.seq, frame, d);
     succeeded();
@@ -241,20 +261,19 @@ public class ControlPlaneClient implements Closeable {
     return d;
   }
 
+  /** One request/response on the session's data connection (the scan thread only). */
   private Decision exchange(Session s, ByteBuffer frame, int seq, int nTasks) throws IOException {
-    synchronized (s) {
-      if (s.socket == null) {
-        connectData(s);
-      }
-      s.out.write(frame.array(), frame.arrayOffset(), frame.limit());
-      s.out.flush();
-      byte[] head = new byte[WireFormat.RESPONSE_HEADER];
-      s.in.readFully(head);
-      int length = WireFormat.bodyLength(ByteBuffer.wrap(head));
-      byte[] body = new byte[length];
-      s.in.readFully(body);
-      return WireFormat.decode(ByteBuffer.wrap(head), ByteBuffer.wrap(body), seq, nTasks);
+    if (s.socket == null) {
+      connectData(s);
     }
+    s.out.write(frame.array(), frame.arrayOffset(), frame.limit());
+    s.out.flush();
+    byte[] head = new byte[WireFormat.RESPONSE_HEADER];
+    s.in.readFully(head);
+    int length = WireFormat.bodyLength(ByteBuffer.wrap(head));
+    byte[] body = new byte[length];
+    s.in.readFully(body);
+    return WireFormat.decode(ByteBuffer.wrap(head), ByteBuffer.wrap(body), seq, nTasks);
   }
 
   private void connectData(Session s) throws IOException {
@@ -278,9 +297,9 @@ public class ControlPlaneClient implements Closeable {
       socket.close();
       throw new SessionLostException("control plane does not know session " + s.id);
     }
-    s.socket = socket;
     s.in = in;
     s.out = out;
+    s.socket = socket;
   }
 
   /** Run one call on a worker under the deadline; on time-out close what it may block on. */
@@ -396,6 +415,7 @@ public class ControlPlaneClient implements Closeable {
   public void close() {
     resetPy4j();
     worker.shutdownNow();
+    watchdog.shutdownNow();
   }
 
   /** Sockets with TCP_NODELAY: small Py4J commands are not held back by Nagle's algorithm. */

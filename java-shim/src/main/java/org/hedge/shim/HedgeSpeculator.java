@@ -375,6 +375,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
         return null;
       }
       job.nodesAcked = 0;
+      job.resync();
     }
     long t0 = System.nanoTime();
     Scan scan = job.snapshot(now, nMaps, nReduces, resolver(j));
@@ -383,7 +384,16 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     scan.deadlineMs = jobDeadlineMs >= 0 ? job.jobStartMs + jobDeadlineMs : -1;
     frameBuffer = WireFormat.encode(scan, frameBuffer);
     long t1 = System.nanoTime();
-    Decision d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
+    Decision d;
+    try {
+      d = client.scan(job.session, scan, frameBuffer, job.jobId.toString(), now);
+    } catch (ControlPlaneClient.SessionLostException e) {
+      job.resync();
+      throw e;
+    }
+    if (d == null) {
+      job.resync(); // the server may not have applied this delta: send everything next time
+    }
     timings[0] += t1 - t0;
     timings[1] += System.nanoTime() - t1;
     timings[2]++;

@@ -87,6 +87,13 @@ final class JobTracker {
   private final Map<String, Integer> nodeIndex = new HashMap<>();
   private int nextKey;
   private Scan scan; // reused between scans (arrays grow, never shrink)
+  // delta state: attempts changed and attempt keys ended since the last snapshot; completed
+  // run times already sent; a full snapshot is due after any failure or a new session
+  private final java.util.Set<Attempt> dirty = new java.util.LinkedHashSet<>();
+  private final List<Integer> removed = new ArrayList<>();
+  private int doneMapsSent;
+  private int doneReducesSent;
+  private boolean needFull = true;
 
   // control-plane conversation state (scan thread only)
   ControlPlaneClient.Session session;
@@ -117,6 +124,7 @@ final class JobTracker {
       a = new Attempt(id, nextKey++, task(id.getTaskId()));
       live.put(id, a);
       byKey.put(a.key, a);
+      dirty.add(a);
     }
     return a;
   }
@@ -164,6 +172,7 @@ final class JobTracker {
         if (!Double.isNaN(bytes)) {
           a.bytesProcessed = bytes;
         }
+        dirty.add(a);
       }
     }
     if (state == TaskAttemptState.SUCCEEDED) {
@@ -193,6 +202,8 @@ final class JobTracker {
       if (a.task == t) {
         it.remove();
         byKey.remove(a.key);
+        dirty.remove(a);
+        removed.add(a.key);
       }
     }
     t.running = 0;
@@ -202,6 +213,8 @@ final class JobTracker {
   private void remove(Attempt a) {
     live.remove(a.id);
     byKey.remove(a.key);
+    dirty.remove(a);
+    removed.add(a.key);
     a.task.running = Math.max(0, a.task.running - 1);
   }
 
@@ -234,18 +247,30 @@ final class JobTracker {
     return n;
   }
 
-  /** The scan to send: every live attempt, completed run times, node names not yet acked. */
+  /** The next scan must carry everything (after a failure, a rejection or a new session). */
+  synchronized void resync() {
+    needFull = true;
+  }
+
+  /**
+   * The scan to send: a full snapshot (every live attempt, every completed run time) when one
+   * is due, else a delta (attempts changed and keys ended since the last snapshot, new
+   * completions); node names not yet acknowledged either way.
+   */
   synchronized Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
-    Scan s = scan == null || scan.capacity() < live.size()
-        ? new Scan(Math.max(16, live.size() + live.size() / 2)) : scan;
+    boolean full = needFull;
+    java.util.Collection<Attempt> rows = full ? live.values() : dirty;
+    Scan s = scan == null || scan.capacity() < rows.size()
+        ? new Scan(Math.max(16, rows.size() + rows.size() / 2)) : scan;
     scan = s;
-    s.rows = live.size();
+    s.rows = rows.size();
+    s.delta = !full;
     s.nowMs = nowMs;
     s.jobStartMs = jobStartMs;
     s.nMaps = nMaps;
     s.nReduces = nReduces;
     int i = 0;
-    for (Attempt a : live.values()) {
+    for (Attempt a : rows) {
       if (a.node == -2) {
         String host = resolver == null ? null : resolver.host(a.id);
         a.node = host == null ? -1 : nodeIndex(host);
@@ -266,8 +291,18 @@ final class JobTracker {
       s.speculative[i] = (byte) (a.speculative ? 1 : 0);
       i++;
     }
-    s.doneMapRuntimes = floats(doneMaps);
-    s.doneReduceRuntimes = floats(doneReduces);
+    s.doneMapRuntimes = floats(doneMaps.subList(full ? 0 : doneMapsSent, doneMaps.size()));
+    s.doneReduceRuntimes = floats(doneReduces.subList(full ? 0 : doneReducesSent,
+        doneReduces.size()));
+    s.removed = new int[full ? 0 : removed.size()];
+    for (int k = 0; k < s.removed.length; k++) {
+      s.removed[k] = removed.get(k);
+    }
+    doneMapsSent = doneMaps.size();
+    doneReducesSent = doneReduces.size();
+    dirty.clear();
+    removed.clear();
+    needFull = false;
     s.nodeBase = Math.min(nodesAcked, nodes.size());
     StringBuilder names = new StringBuilder();
     for (int k = s.nodeBase; k < nodes.size(); k++) {

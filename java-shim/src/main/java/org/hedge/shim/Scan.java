@@ -17,6 +17,10 @@ final class Scan {
   int fallbacks;
   int totalSlots = -1;
   int freeSlots = -1;
+  /** Only attempts changed since the last answered scan (else a full snapshot). */
+  boolean delta;
+  /** Attempt keys that ended since the last scan (delta scans). */
+  int[] removed = new int[0];
   float[] doneMapRuntimes = new float[0];
   float[] doneReduceRuntimes = new float[0];
 

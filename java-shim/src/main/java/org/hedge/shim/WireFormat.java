@@ -12,7 +12,8 @@ import java.nio.charset.StandardCharsets;
 final class WireFormat {
   static final int VERSION = 1;
   static final int MISSING = Integer.MIN_VALUE;
-  static final int REQUEST_HEADER = 80;
+  static final int REQUEST_HEADER = 88;
+  static final int FLAG_DELTA = 1;
   static final int RESPONSE_HEADER = 32;
   static final int ROW_BYTES = 51;
   static final int HELLO_BYTES = 32;
@@ -29,8 +30,8 @@ final class WireFormat {
   }
 
   static int bodySize(Scan s) {
-    return s.rows * ROW_BYTES + 4 * (s.doneMapRuntimes.length + s.doneReduceRuntimes.length)
-        + s.newNodeNames.length;
+    return s.rows * ROW_BYTES + 4 * (s.doneMapRuntimes.length + s.doneReduceRuntimes.length
+        + s.removed.length) + s.newNodeNames.length;
   }
 
   /** The request frame (header + body) for one scan, in a buffer ready to write. */
@@ -40,12 +41,13 @@ final class WireFormat {
     ByteBuffer b = reuse != null && reuse.capacity() >= size ? reuse : ByteBuffer.allocate(size);
     b.clear();
     b.order(ByteOrder.LITTLE_ENDIAN);
-    b.put(ascii("HDGS")).putShort((short) VERSION).putShort((short) 0).putInt(s.seq).putInt(body);
+    b.put(ascii("HDGS")).putShort((short) VERSION).putShort((short) (s.delta ? FLAG_DELTA : 0))
+        .putInt(s.seq).putInt(body);
     b.putLong(s.nowMs).putLong(s.jobStartMs).putLong(s.deadlineMs);
     b.putInt(s.nMaps).putInt(s.nReduces).putInt(s.rows);
     b.putInt(s.doneMapRuntimes.length).putInt(s.doneReduceRuntimes.length);
     b.putInt(s.nodeBase).putInt(s.newNodeNames.length).putInt(s.fallbacks);
-    b.putInt(s.totalSlots).putInt(s.freeSlots);
+    b.putInt(s.totalSlots).putInt(s.freeSlots).putInt(s.removed.length).putInt(0);
     int n = s.rows;
     // bulk copies through view buffers (they inherit the little-endian order)
     b.asDoubleBuffer().put(s.bytesProcessed, 0, n);
@@ -65,6 +67,7 @@ final class WireFormat {
     b.put(s.taskType, 0, n).put(s.state, 0, n).put(s.speculative, 0, n);
     for (float f : s.doneMapRuntimes) b.putFloat(f);
     for (float f : s.doneReduceRuntimes) b.putFloat(f);
+    putInts(b, s.removed, s.removed.length);
     b.put(s.newNodeNames);
     b.flip();
     return b;

@@ -55,6 +55,8 @@ class WireFormatTest {
     assertEquals(2, b.getInt(48)); // rows
     assertEquals(1, b.getInt(52)); // completed maps
     assertEquals(2, b.getInt(64)); // node name bytes
+    assertEquals(0, b.getShort(6)); // flags: full snapshot
+    assertEquals(0, b.getInt(80)); // no removed keys
     int h = WireFormat.REQUEST_HEADER;
     assertEquals(64.0, b.getDouble(h));
     int ints = h + 2 * 16; // after two f64 columns
