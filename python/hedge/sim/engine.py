@@ -94,6 +94,7 @@ class _Live:
         self.r0 = np.zeros(n_slots)
         self.r1 = np.zeros(n_slots)
         self.nhb = np.full(n_slots, np.inf)  # when the next heartbeat is sent
+        self.end = np.full(n_slots, np.inf)  # when the work ends if the rate stays r
         self.kfp = np.ones(n_slots, dtype=np.int64)
         self.fpp = np.full(n_slots, np.nan)
         self.frac0 = np.zeros(n_slots)
@@ -108,6 +109,7 @@ class _Live:
         self.w[slots] = 0.0
         self.k[slots] = 0
         self.nhb[slots] = np.inf
+        self.end[slots] = np.inf
 
 
 class Simulator:
@@ -293,7 +295,7 @@ class Simulator:
         tick = self.cluster.tick
         candidates = []
         live = self.live
-        end = float((np.maximum(live.ws, live.tw) + (live.W - live.w) / live.r).min())
+        end = float(live.end.min())
         if math.isfinite(end):
             candidates.append(end)
         if self._arrived < len(self._arrival_grid):
@@ -316,15 +318,14 @@ class Simulator:
         live = self.live
         if t <= t_prev:
             return
-        begin = np.maximum(live.ws, live.tw)
-        end = begin + (live.W - live.w) / live.r
-        fin = end <= t + EPS
+        fin = live.end <= t + EPS
         if self._observing:
-            self._heartbeats(t, begin, ~fin)
+            self._heartbeats(t, ~fin)
         if fin.any():
-            self._complete(t, np.flatnonzero(fin), end[fin])
+            rows = np.flatnonzero(fin)
+            self._complete(t, rows, live.end[rows])
 
-    def _heartbeats(self, t: float, begin: np.ndarray, alive: np.ndarray) -> None:
+    def _heartbeats(self, t: float, alive: np.ndarray) -> None:
         """Record the progress carried by the reports sent in (t_prev, t] (rate constant)."""
         live, hw = self.live, self.cluster.hw
         rows = np.flatnonzero((live.nhb <= t + EPS) & alive)
@@ -334,7 +335,7 @@ class Simulator:
         k_old = live.k[rows]
         k_new = np.floor((t - start) / hw + EPS).astype(np.int64)
         w, r, W = live.w[rows], live.r[rows], live.W[rows]
-        b = begin[rows]
+        b = np.maximum(live.ws[rows], live.tw[rows])
 
         def progress_at(tau: np.ndarray, sel: slice | np.ndarray = slice(None)) -> np.ndarray:
             done = w[sel] + r[sel] * np.maximum(tau - b[sel], 0.0)
@@ -825,6 +826,7 @@ class Simulator:
         live.aid[slots], live.task[slots], live.job[slots] = aid, tasks, self.t_job[tasks]
         live.start[slots], live.ws[slots] = t, t + cfg.startup
         live.W[slots], live.w[slots], live.tw[slots] = work, 0.0, t
+        live.end[slots] = np.maximum(live.ws[slots], t) + work / live.r[slots]
         live.k[slots], live.p0[slots], live.p1[slots] = 0, 0.0, 0.0
         live.r0[slots] = t + self.latency(aid, np.zeros(len(aid), dtype=np.int64))
         live.r1[slots] = np.nan
@@ -845,6 +847,8 @@ class Simulator:
             live.w[changed] += live.r[changed] * np.maximum(t - begin, 0.0)
             live.tw[changed] = t
             live.r[changed] = rate[changed]
+            live.end[changed] = (np.maximum(begin, t)
+                                 + (live.W[changed] - live.w[changed]) / rate[changed])
 
     # ------------------------------------------------------------------ result
     def _result(self, wall: float) -> SimResult:
