@@ -36,6 +36,7 @@ public final class ImkpMapping {
   private final long[] heavyCount;
   private final int[] heavyHash;
   private final int[] slots; // heavy index + 1, 0 = empty
+  private final int[] groupRoute; // reducer, or ~reducer when heavy keys hash to the group
   private final int slotMask;
 
   private ImkpMapping(int reducers, int groups, int scale, int seed, long total, long heaviest,
@@ -63,6 +64,11 @@ public final class ImkpMapping {
         s = (s + 1) & slotMask;
       }
       slots[s] = i + 1;
+    }
+    this.groupRoute = groupReducer.clone();
+    for (int i = 0; i < heavyKeys.length; i++) {
+      int g = Murmur3.group(heavyHash[i], groups);
+      groupRoute[g] = ~groupReducer[g];
     }
   }
 
@@ -170,18 +176,20 @@ public final class ImkpMapping {
   /** Reducer of the key whose UTF-8 bytes are {@code bytes[0, length)}. */
   public int reducerOf(byte[] bytes, int length) {
     int hash = Murmur3.hash32(bytes, 0, length, seed);
-    if (heavyKeys.length != 0) {
-      int s = hash & slotMask;
-      int entry;
-      while ((entry = slots[s]) != 0) {
-        int i = entry - 1;
-        if (heavyHash[i] == hash && equal(heavyKeys[i], bytes, length)) {
-          return heavyReducer[i];
-        }
-        s = (s + 1) & slotMask;
-      }
+    int route = groupRoute[Murmur3.group(hash, groups)];
+    if (route >= 0) {
+      return route; // no heavy key hashes to this group: no table probe
     }
-    return groupReducer[Murmur3.group(hash, groups)];
+    int s = hash & slotMask;
+    int entry;
+    while ((entry = slots[s]) != 0) {
+      int i = entry - 1;
+      if (heavyHash[i] == hash && equal(heavyKeys[i], bytes, length)) {
+        return heavyReducer[i];
+      }
+      s = (s + 1) & slotMask;
+    }
+    return ~route;
   }
 
   /** Reducer of a key given as text. */
