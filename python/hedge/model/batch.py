@@ -1,16 +1,18 @@
 """A cheap view of many jobs at one scan, for optional vectorised scan gates.
 
-A policy may define ``needs_scan(batch) -> np.ndarray`` (one bool per job of the batch):
-``False`` promises that ``decide`` on that job's full ``Snapshot`` would return no action
-(no copy, kill, resume or reservation) at this scan, so the simulator may skip building
-the snapshot and calling ``decide``; the job is then rescanned after the default period.
+A policy may define ``needs_scan(batch) -> np.ndarray`` (one bool per row): a job none of
+whose rows is True must be one on which ``decide`` would return no action (no copy, kill,
+resume or reservation) at this scan, so the simulator skips building its snapshot and
+calling ``decide``; the job is then rescanned after the default period.
 Gates must be conservative (when in doubt, return True) and are only for policies whose
 ``decide`` keeps no per-scan state. The simulator checks (tests) that a run with gates
 gives bit-identical results to one without.
 
-Rows are the *running* attempts of the batch's jobs, with what the AM has received
-(same meaning as the ``AttemptTable`` columns). Per-job arrays have one row per job and
-one column per task type (MAP, REDUCE).
+Rows are the simulator's slots: the attempt running there (``job`` -1: an empty slot, whose
+other columns are meaningless), with what the AM has received (same meaning as the
+``AttemptTable`` columns; ``progress`` 0 and NaN ``report_received`` before the first
+report arrives). Per-job arrays cover every job of the workload (index = ``job``), one
+column per task type (MAP, REDUCE); mean and std are NaN before a completion.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 class ScanBatch:
     now: float
     # per running attempt
-    job: np.ndarray  # row of the job in the per-job arrays
+    job: np.ndarray  # job index (row in the per-job arrays); -1: empty slot
     task_type: np.ndarray
     start: np.ndarray
     progress: np.ndarray

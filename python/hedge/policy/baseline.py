@@ -132,10 +132,10 @@ class HadoopDefault(Policy):
         return int(a.task[rows[np.argmax(end[rows] - replacement_end)]])
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """Per job: could ``decide`` find a candidate? (conservative; see hedge.model.batch)"""
+        """Per attempt: could it be ``decide``'s candidate? (conservative; hedge.model.batch)"""
         end = legacy_arrays(batch.start, batch.progress, batch.report_sent,
                             batch.report_received)
-        cell = batch.job * 2 + batch.task_type  # row-major (job, type) cell
+        cell = np.maximum(batch.job, 0) * 2 + batch.task_type  # row-major (job, type)
         count = batch.completed.ravel()[cell]
         mean = batch.completed_mean.ravel()[cell]
         threshold = mean + self.slow_task_std * batch.completed_std.ravel()[cell]
@@ -144,7 +144,7 @@ class HadoopDefault(Policy):
             ok = ((count > 0) & (batch.task_attempts == 1)
                   & (end - batch.start > threshold - slack) & (end >= batch.now - slack)
                   & (end > batch.now + mean - slack))
-        return np.bincount(batch.job[ok], minlength=len(batch.n_tasks)) > 0
+        return ok
 
 
 @register
@@ -339,6 +339,7 @@ class Spark(Policy):
         return Actions(speculate_task=np.unique(a.task[chosen]))
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """Per job: has some stage reached its quantile of finished tasks?"""
+        """Per attempt: has its stage reached its quantile of finished tasks?"""
         need = np.maximum(np.floor(self.quantile * batch.n_tasks), 1)
-        return ((batch.n_tasks > 0) & (batch.completed >= need)).any(axis=1)
+        ready = ((batch.n_tasks > 0) & (batch.completed >= need)).ravel()
+        return ready[np.maximum(batch.job, 0) * 2 + batch.task_type]

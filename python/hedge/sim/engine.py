@@ -208,6 +208,10 @@ class Simulator:
         self.j_count = np.zeros((nj, 2))
         self.j_sum = np.zeros((nj, 2))
         self.j_sumsq = np.zeros((nj, 2))
+        self.j_mean = np.full((nj, 2), np.nan)
+        self.j_std = np.full((nj, 2), np.nan)
+        # task types with one trailing row for the sentinel task of empty slots
+        self.t_type_sentinel = np.append(self.t_type, np.int8(MAP))
 
         # attempt pool: originals at index == task, copies/relaunches appended
         cap = max(16, int(n * 1.25))
@@ -385,6 +389,11 @@ class Simulator:
         np.add.at(self.j_count, (jobs, types), 1.0)
         np.add.at(self.j_sum, (jobs, types), runtime)
         np.add.at(self.j_sumsq, (jobs, types), runtime * runtime)
+        count = self.j_count[jobs, types]
+        mean = self.j_sum[jobs, types] / count
+        self.j_mean[jobs, types] = mean
+        self.j_std[jobs, types] = np.sqrt(np.maximum(self.j_sumsq[jobs, types] / count
+                                                     - mean * mean, 0.0))
         np.subtract.at(self.j_left, jobs, 1)
         np.maximum.at(self.j_last, jobs, win_end)
         map_jobs = jobs[self.t_type[uniq] == MAP]
@@ -430,25 +439,19 @@ class Simulator:
         if not len(due):
             return
         live = self.live
+        if self._gate is not None:
+            due = self._gated(t, due)
+            if not len(due):
+                return
         # running attempts of the due jobs, grouped by job in the order of ``due``
         self._due_mask[due + 1] = True
         rows = np.flatnonzero(self._due_mask[live.job + 1])
         self._due_mask[due + 1] = False
         rows = rows[np.argsort(live.job[rows], kind="stable")]
-        cut = np.append(np.searchsorted(live.job[rows], due), len(rows))
+        cut = np.append(np.searchsorted(live.job[rows], due), len(rows)).tolist()
         view = self._am_view(t, rows)
-        call = np.ones(len(due), dtype=bool)
-        if self._gate is not None:
-            call = np.asarray(self._gate(self._batch(t, due, rows, cut, view)), dtype=bool)
-            skip = due[~call]
-            tick = self.cluster.tick
-            self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
-            if not call.any():
-                return
         cluster = self._cluster_facts(t)
-        cut = cut.tolist()
-        for i in np.flatnonzero(call).tolist():
-            j = int(due[i])
+        for i, j in enumerate(due.tolist()):
             if self.j_left[j] == 0:
                 continue
             part = slice(cut[i], cut[i + 1])
@@ -461,28 +464,38 @@ class Simulator:
             self.scans += 1
             self._apply(t, j, actions)
 
-    def _batch(self, t: float, due: np.ndarray, rows: np.ndarray, cut: np.ndarray,
-               view: dict[str, np.ndarray]) -> ScanBatch:
-        """The cheap many-job view a policy's ``needs_scan`` gate reads."""
+    def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
+        """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s."""
+        batch = self._batch(t)
+        self._due_mask[due + 1] = True
+        hit = np.asarray(self._gate(batch), dtype=bool) & self._due_mask[batch.job + 1]
+        self._due_mask[due + 1] = False
+        wanted = np.unique(batch.job[hit])
+        tick = self.cluster.tick
+        skip = due[~np.isin(due, wanted, assume_unique=True)] if len(wanted) else due
+        self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
+        return wanted
+
+    def _batch(self, t: float) -> ScanBatch:
+        """Every slot's attempt as its AM last heard of it, for a policy's ``needs_scan`` gate.
+
+        Rows are slots (``job`` -1: empty); per-job arrays cover every job.
+        """
         live = self.live
-        count = self.j_count[due]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = self.j_sum[due] / count
-            std = np.sqrt(np.maximum(self.j_sumsq[due] / count - mean * mean, 0.0))
-        task = live.task[rows]
+        ok = live.r0 <= t
         return ScanBatch(
             now=t,
-            job=np.repeat(np.arange(len(due)), np.diff(cut)),
-            task_type=self.t_type[task],
-            start=live.start[rows],
-            progress=view["progress"],
-            report_sent=view["sent"],
-            report_received=view["recv"],
-            task_attempts=self.t_att[task],
-            n_tasks=self.j_ntasks[due],
-            completed=count,
-            completed_mean=mean,
-            completed_std=std,
+            job=live.job,
+            task_type=self.t_type_sentinel[live.task],
+            start=live.start,
+            progress=np.where(ok, live.p0, live.p1),
+            report_sent=live.start + np.where(ok, live.k, live.k - 1) * self.cluster.hw,
+            report_received=np.where(ok, live.r0, live.r1),
+            task_attempts=self.t_att[live.task],
+            n_tasks=self.j_ntasks,
+            completed=self.j_count,
+            completed_mean=self.j_mean,
+            completed_std=self.j_std,
         )
 
     def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
