@@ -11,7 +11,9 @@ how the cost grows with |S| (O(|S|·|V|)).
 (none, hadoop, hete-aware, window at the study's defaults: contention 2.5, straggler ratio
 0.2, heterogeneity 3.0, window 0.2, a highly utilised cluster) over ``--seeds`` seeds and
 prints mean job time and energy (power model of :mod:`hedge.analysis.energy`, static +
-dynamic, with its breakdown) normalised to ``none``.
+dynamic, with its breakdown, energy efficiency, mean copy run time) normalised to ``none``.
+``--sweep KEY`` (window, contention, heterogeneity, straggler_ratio) prints one line of
+normalised job time / energy per value.
 """
 
 from __future__ import annotations
@@ -128,10 +130,16 @@ def bench_allocation() -> None:
 
 
 POLICIES = ("none", "hadoop", "hete-aware", "window")
+DEFAULTS = {"heterogeneity": 3.0, "contention": 2.5, "straggler_ratio": 0.2}
+SWEEPS = {"window": (0.1, 0.2, 0.4, 0.6, 0.8, 0.95), "contention": (1.0, 1.5, 2.0, 2.5),
+          "heterogeneity": (1.0, 2.0, 3.0), "straggler_ratio": (0.05, 0.1, 0.2, 0.4)}
 
 
-def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIES) -> None:
-    """The issue's comparison at the study's defaults, normalised to ``none`` per seed."""
+def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIES,
+            cluster: dict | None = None, window: float = 0.2, verbose: bool = True,
+            ) -> dict[str, dict[str, float]]:
+    """The issue's comparison (study defaults unless ``cluster`` overrides them), normalised
+    to ``none`` per seed; returns policy -> {job_time, energy, dynamic} ratios."""
     from hedge.analysis.energy import (
         PowerModel,
         attempt_category,
@@ -153,17 +161,20 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
         nodes, n_jobs = 300, 200
         make = lambda seed: default_workload(seed, n_jobs=n_jobs)  # noqa: E731
         what = f"Google-2011-fitted default workload, first {n_jobs} jobs"
-    cfg = ClusterConfig(nodes=nodes, slots=4, heterogeneity=3.0, contention=2.5,
-                        straggler_ratio=0.2)
+    settings = {**DEFAULTS, **(cluster or {})}
+    cfg = ClusterConfig(nodes=nodes, slots=4, **settings)
     power = PowerModel(cores=cfg.slots)
-    print(f"{what}; cluster nodes={nodes} slots=4 heterogeneity=3.0 contention=2.5 "
-          f"straggler_ratio=0.2; window=0.2; seeds {seeds}")
+    if verbose:
+        print(f"{what}; cluster nodes={nodes} slots=4 "
+              + " ".join(f"{k}={v}" for k, v in settings.items())
+              + f"; window={window}; seeds {seeds}")
     rows: dict[str, list[dict]] = {p: [] for p in policies}
     for seed in seeds:
         wl = make(seed)
         for policy in policies:
             t0 = time.perf_counter()
-            r = simulate(wl, policy, cfg, seed=seed)
+            params = {"window": window} if policy in ("window", "hete-aware") else {}
+            r = simulate(wl, policy, cfg, seed=seed, policy_params=params)
             s = summarize(r)
             a = r.attempts
             e = schedule_energy(a.node, a.start, a.end, power, n_nodes=nodes)
@@ -172,36 +183,59 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
             s.update(model_energy=e.total, dynamic=e.dynamic, copy_time=copy_time,
                      breakdown=energy_breakdown(e.attempt, cat), wall=time.perf_counter() - t0)
             rows[policy].append(s)
-            print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  energy "
-                  f"{e.total / 1e6:8.2f} MJ (dynamic {e.dynamic / 1e6:6.2f})  copies "
-                  f"{s['copies_launched']:5d} won {s['copies_won']:5d}  [{s['wall']:.0f} s]",
-                  flush=True)
+            if verbose:
+                print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  "
+                      f"energy {e.total / 1e6:8.2f} MJ (dynamic {e.dynamic / 1e6:6.2f})  "
+                      f"copies {s['copies_launched']:5d} won {s['copies_won']:5d}  "
+                      f"[{s['wall']:.0f} s]", flush=True)
     base = rows["none"] if "none" in rows else rows[policies[0]]
-    print("normalised to none (mean over seeds of per-seed ratios):")
+
     def ratio(policy: str, key: str) -> float:
         pairs = zip(rows[policy], base, strict=True)
         return float(np.mean([r[key] / b[key] for r, b in pairs]))
 
+    out = {}
+    if verbose:
+        print("normalised to none (mean over seeds of per-seed ratios):")
     for policy in policies:
         jt, en, dy = (ratio(policy, k) for k in ("mean_job_time", "model_energy", "dynamic"))
+        out[policy] = {"job_time": jt, "energy": en, "dynamic": dy}
         br = {k: np.mean([r["breakdown"][k] for r in rows[policy]]) / 1e6
               for k in rows[policy][0]["breakdown"]}
         times = [r["copy_time"] for r in rows[policy] if np.isfinite(r["copy_time"])]
         copy_time = float(np.mean(times)) if times else float("nan")
-        print(f"  {policy:10s} job time {jt:.3f}  energy {en:.3f} (EE {1 / en:.3f})  dynamic "
-              f"{dy:.3f}  mean copy run time {copy_time:.1f} s  breakdown MJ "
-              + " ".join(f"{k}={v:.2f}" for k, v in br.items()))
+        if verbose:
+            print(f"  {policy:10s} job time {jt:.3f}  energy {en:.3f} (EE {1 / en:.3f})  "
+                  f"dynamic {dy:.3f}  mean copy run time {copy_time:.1f} s  breakdown MJ "
+                  + " ".join(f"{k}={v:.2f}" for k, v in br.items()))
+    return out
+
+
+def sweep(key: str, workload: str, seeds: list[int]) -> None:
+    """One line per value of ``key`` (the window policy's window, or a cluster setting)."""
+    print(f"sweep {key} on {workload}, seeds {seeds} (job time / energy, normalised to none)")
+    for value in SWEEPS[key]:
+        if key == "window":
+            out = compare(workload, seeds, ("none", "window"), window=value, verbose=False)
+        else:
+            out = compare(workload, seeds, cluster={key: value}, verbose=False)
+        print(f"  {key}={value}: " + "  ".join(
+            f"{p} {r['job_time']:.3f}/{r['energy']:.3f}" for p, r in out.items() if p != "none"),
+            flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", choices=("synthetic", "google"))
+    parser.add_argument("--sweep", choices=tuple(SWEEPS))
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--policies", default=",".join(POLICIES))
     args = parser.parse_args()
-    if args.compare:
-        compare(args.compare, [int(x) for x in args.seeds.split(",")],
-                tuple(args.policies.split(",")))
+    seeds = [int(x) for x in args.seeds.split(",")]
+    if args.sweep:
+        sweep(args.sweep, args.compare or "synthetic", seeds)
+    elif args.compare:
+        compare(args.compare, seeds, tuple(args.policies.split(",")))
     else:
         bench_allocation()
 
