@@ -144,3 +144,45 @@ def test_chronos_resume_is_refused_with_the_reason(token) -> None:
     assert "chronos-resume" in reason
     assert "cannot drive a live ApplicationMaster" in reason and "partial" in reason, reason
     assert_completed_with_fallback_copy(run)
+
+
+class KillingService(ControlPlaneService):
+    """A control plane whose 'policy' copies task 5, then retires its original attempt."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(ServerConfig(port=0, token=token, policy="static"))
+        self.attempts_of_5: list[int] = []
+
+    def answer(self, session, header, body):
+        from hedge.model import Actions
+
+        request = wire.decode_request(header, body)
+        session._merge(request)
+        session._update_nodes(request)
+        a = session.snapshot(request).attempts
+        mine = a.task == 5
+        self.attempts_of_5.append(int(mine.sum()))
+        if mine.sum() >= 2:
+            actions = Actions(kill_attempt=a.attempt[mine & ~a.speculative])
+        elif len(self.attempts_of_5) == 3:
+            actions = Actions(speculate_task=[5])
+        else:
+            actions = Actions()
+        return wire.encode_response(request.seq, actions)
+
+
+def test_kills_reach_the_attempt_and_the_tracker_forgets_it(token) -> None:
+    service = KillingService(token.read_text().strip())
+    service.start()
+    try:
+        run = run_harness(harness_args(f"127.0.0.1:{service.port}", token, *JOB))
+    finally:
+        service.stop()
+    kills = [line for line in run.lines if line.startswith("KILL ")]
+    assert len(kills) == 1 and kills[0].endswith("_m_000005_0"), run.stdout[-1500:]
+    assert "FINISH t=" in run.stdout and "task=5 attempt=1" in run.stdout
+    assert run.done()[0]["completed"] == "true" and run.done()[0]["kills"] == "1"
+    # two attempts while both ran, then Hadoop's state (KILLED, no event) dropped the original
+    assert 2 in service.attempts_of_5
+    after = service.attempts_of_5[service.attempts_of_5.index(2):]
+    assert after.count(2) <= 2 and 1 in after, service.attempts_of_5

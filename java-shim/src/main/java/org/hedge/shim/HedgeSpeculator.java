@@ -17,6 +17,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.api.records.JobId;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptState;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskId;
 import org.apache.hadoop.mapreduce.v2.app.AppContext;
 import org.apache.hadoop.mapreduce.v2.app.job.Job;
@@ -408,13 +409,27 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       @Override
       public String host(TaskAttemptId id) {
         try {
-          Task task = j.getTask(id.getTaskId());
-          TaskAttempt attempt = task == null ? null : task.getAttempt(id);
+          TaskAttempt attempt = attempt(id);
           NodeId node = attempt == null ? null : attempt.getNodeId();
           return node == null ? null : node.getHost();
         } catch (RuntimeException e) {
           return null;
         }
+      }
+
+      @Override
+      public TaskAttemptState state(TaskAttemptId id) {
+        try {
+          TaskAttempt attempt = attempt(id);
+          return attempt == null ? null : attempt.getState();
+        } catch (RuntimeException e) {
+          return null;
+        }
+      }
+
+      private TaskAttempt attempt(TaskAttemptId id) {
+        Task task = j.getTask(id.getTaskId());
+        return task == null ? null : task.getAttempt(id);
       }
     };
   }

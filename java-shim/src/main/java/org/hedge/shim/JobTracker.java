@@ -71,10 +71,20 @@ final class JobTracker {
     }
   }
 
-  /** Looks an attempt's host up in the AppContext (null when unknown). */
+  /** What the AppContext says about an attempt (the speculator's view of Hadoop's state). */
   interface NodeResolver {
+    /** The attempt's host, null when unknown. */
     String host(TaskAttemptId id);
+
+    /** The attempt's state, null when it cannot be looked up. */
+    TaskAttemptState state(TaskAttemptId id);
   }
+
+  /**
+   * An attempt silent this long is checked against the AppContext: Hadoop sends the
+   * speculator no event when an attempt fails or is killed, only when one succeeds.
+   */
+  static final long STALE_MS = 6000;
 
   final JobId jobId;
   final long jobStartMs;
@@ -258,6 +268,9 @@ final class JobTracker {
    * completions); node names not yet acknowledged either way.
    */
   synchronized Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
+    if (resolver != null) {
+      dropEnded(nowMs, resolver);
+    }
     boolean full = needFull;
     java.util.Collection<Attempt> rows = full ? live.values() : dirty;
     Scan s = scan == null || scan.capacity() < rows.size()
@@ -313,6 +326,28 @@ final class JobTracker {
     }
     s.newNodeNames = names.toString().getBytes(StandardCharsets.UTF_8);
     return s;
+  }
+
+  /**
+   * Forget attempts Hadoop ended without telling the speculator (failed, killed). Checked:
+   * attempts silent for STALE_MS, and every attempt of a task with several (copies are what
+   * policies kill). Each check is one AppContext lookup; healthy jobs have few such attempts.
+   */
+  private void dropEnded(long nowMs, NodeResolver resolver) {
+    List<Attempt> ended = new ArrayList<>();
+    for (Attempt a : live.values()) {
+      long heard = Math.max(a.reportMs, a.startMs);
+      if (a.task.running > 1 || nowMs - heard > STALE_MS) {
+        TaskAttemptState state = resolver.state(a.id);
+        if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED
+            || state == TaskAttemptState.SUCCEEDED) {
+          ended.add(a);
+        }
+      }
+    }
+    for (Attempt a : ended) {
+      remove(a);
+    }
   }
 
   /** The server has every node name of this scan. */

@@ -157,8 +157,7 @@ public class AmHarness {
     for (TaskAttempt other : t.attempts.values()) {
       HarnessJob.Attempt o = (HarnessJob.Attempt) other;
       if (o != winner && o.state == TaskAttemptState.RUNNING) {
-        o.state = TaskAttemptState.KILLED;
-        report(o, TaskAttemptState.KILLED);
+        o.state = TaskAttemptState.KILLED; // Hadoop tells the speculator nothing about kills
       }
     }
   }
@@ -213,7 +212,6 @@ public class AmHarness {
           a.state = TaskAttemptState.KILLED;
           kills++;
           out.println("KILL t=" + seconds() + " attempt=" + id);
-          report(a, TaskAttemptState.KILLED);
         }
       }
     }
