@@ -472,7 +472,9 @@ class Simulator:
         self._due_mask[due + 1] = False
         wanted = np.unique(batch.job[hit])
         tick = self.cluster.tick
-        skip = due[~np.isin(due, wanted, assume_unique=True)] if len(wanted) else due
+        self._due_mask[wanted + 1] = True
+        skip = due[~self._due_mask[due + 1]]
+        self._due_mask[wanted + 1] = False
         self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
         return wanted
 
