@@ -1,0 +1,105 @@
+package org.hedge.shim;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.apache.hadoop.mapreduce.v2.api.records.JobId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptState;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskType;
+import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptStatusUpdateEvent.TaskAttemptStatus;
+import org.apache.hadoop.mapreduce.v2.util.MRBuilderUtils;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.junit.jupiter.api.Test;
+
+class JobTrackerTest {
+  private final JobId job = MRBuilderUtils.newJobId(ApplicationId.newInstance(1L, 1), 1);
+  private final JobTracker tracker = new JobTracker(job, 10_000);
+  private TaskAttemptState reducerState = TaskAttemptState.RUNNING;
+  private final JobTracker.NodeResolver context = new JobTracker.NodeResolver() {
+    @Override
+    public String host(TaskAttemptId id) {
+      return id.getTaskId().getTaskType() == TaskType.MAP ? "m1" : "r1";
+    }
+
+    @Override
+    public TaskAttemptState state(TaskAttemptId id) {
+      return id.getTaskId().getTaskType() == TaskType.MAP ? TaskAttemptState.RUNNING
+          : reducerState;
+    }
+  };
+
+  private TaskAttemptId attempt(TaskType type, int task, int n) {
+    return MRBuilderUtils.newTaskAttemptId(MRBuilderUtils.newTaskId(job, task, type), n);
+  }
+
+  private void report(TaskAttemptId id, long ms, float p, TaskAttemptState state) {
+    TaskAttemptStatus s = new TaskAttemptStatus();
+    s.id = id;
+    s.progress = p;
+    s.taskState = state;
+    tracker.update(s, ms);
+  }
+
+  @Test
+  void fullSnapshotThenDeltasThenResync() {
+    TaskAttemptId m0 = attempt(TaskType.MAP, 0, 0);
+    TaskAttemptId m1 = attempt(TaskType.MAP, 1, 0);
+    TaskAttemptId r0 = attempt(TaskType.REDUCE, 0, 0);
+    tracker.started(m0, 11_000);
+    tracker.started(m1, 11_000);
+    tracker.started(r0, 12_000);
+    report(m0, 14_000, 0.25f, TaskAttemptState.RUNNING);
+    Scan full = tracker.snapshot(15_000, 2, 1, context);
+    assertFalse(full.delta);
+    assertEquals(3, full.rows);
+    assertArrayEquals(new int[] {0, 1, 2}, java.util.Arrays.copyOf(full.task, 3));
+    assertEquals(1000, full.start[0]); // ms after the job start
+    assertEquals(4000, full.firstProgressTime[0]);
+    assertEquals(WireFormat.MISSING, full.firstProgressTime[1]);
+    assertEquals("m1\nr1", new String(full.newNodeNames, java.nio.charset.StandardCharsets.UTF_8));
+    tracker.nodesAcknowledged(full);
+
+    // m1 progresses, m0 succeeds: the delta holds m1 only, m0's key is removed, 1 run time
+    report(m1, 16_000, 0.5f, TaskAttemptState.RUNNING);
+    report(m0, 17_000, 1f, TaskAttemptState.SUCCEEDED);
+    Scan delta = tracker.snapshot(18_000, 2, 1, context);
+    assertTrue(delta.delta);
+    assertEquals(1, delta.rows);
+    assertEquals(1, delta.task[0]);
+    assertArrayEquals(new int[] {0}, delta.removed);
+    assertArrayEquals(new float[] {6f}, delta.doneMapRuntimes);
+    assertEquals(0, delta.newNodeNames.length);
+    assertEquals(2, delta.nodeBase);
+
+    // nothing new: an empty delta; then the reducer dies silently (Hadoop sends no event)
+    assertEquals(0, tracker.snapshot(19_000, 2, 1, context).rows);
+    reducerState = TaskAttemptState.FAILED;
+    Scan later = tracker.snapshot(19_000 + JobTracker.STALE_MS, 2, 1, context);
+    assertArrayEquals(new int[] {2}, later.removed);
+
+    // after a failed scan everything is sent again
+    tracker.resync();
+    Scan again = tracker.snapshot(30_000, 2, 1, context);
+    assertFalse(again.delta);
+    assertEquals(1, again.rows);
+    assertArrayEquals(new float[] {6f}, again.doneMapRuntimes);
+  }
+
+  @Test
+  void copiesAreMarkedSpeculativeAndCounted() {
+    TaskAttemptId first = attempt(TaskType.MAP, 0, 0);
+    tracker.started(first, 11_000);
+    JobTracker.Task task = tracker.tasks.values().iterator().next();
+    tracker.copyRequested(task);
+    assertEquals(1, tracker.speculating());
+    tracker.started(attempt(TaskType.MAP, 0, 1), 12_000);
+    assertEquals(1, tracker.speculating()); // pending copy became a running speculative one
+    Scan s = tracker.snapshot(13_000, 1, 0, context);
+    assertEquals(0, s.speculative[0]);
+    assertEquals(1, s.speculative[1]);
+    assertEquals(1, tracker.runningTasks());
+  }
+}
