@@ -223,3 +223,95 @@ def test_degradation_is_ground_truth_in_results():
 def test_unknown_policy_is_a_clear_error():
     with pytest.raises(HedgeError, match="unknown policy 'nope'"):
         simulate(one_job([1]), "nope")
+
+
+@register
+class _KillFirst(Policy):
+    """Test policy: at t >= 1 kill every running attempt once."""
+
+    name = "test-kill-once"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a = snapshot.attempts
+        if self.done or snapshot.now < 1:
+            return Actions()
+        self.done = True
+        return Actions(kill_attempt=a.attempt[a.state == AttemptState.RUNNING])
+
+
+@register
+class _PlaceCopy(Policy):
+    """Test policy: after a completion, copy task 0 preferring / avoiding given nodes."""
+
+    name = "test-place-copy"
+
+    def __init__(self, mode: str = "prefer") -> None:
+        self.mode = mode
+        self.done = False
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a = snapshot.attempts
+        if self.done or not len(snapshot.job.completed_map_runtimes):
+            return Actions()
+        self.done = True
+        busy = int(a.node[(a.task == 0) & (a.state == AttemptState.RUNNING)][0])
+        others = sorted({0, 1, 2} - {busy})
+        if self.mode == "prefer":
+            return Actions(speculate_task=[0], prefer_node=[others[1]])
+        return Actions(speculate_task=[0], avoid_nodes=[others[1]])
+
+
+@register
+class _Reserve(Policy):
+    """Test policy: always holds one slot back for copies."""
+
+    name = "test-reserve-one"
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        return Actions(reserve_slots=1)
+
+
+def test_killing_the_only_attempt_relaunches_the_task():
+    r = simulate(one_job([4]), "test-kill-once", ClusterConfig(nodes=1, slots=1, **EXACT))
+    a = r.attempts
+    rows = zip(a.start.tolist(), a.end.tolist(), a.outcome.tolist(), strict=True)
+    assert sorted(rows) == [
+        (0.0, 1.0, KILLED), (1.0, 5.0, WON)]
+    assert r.job_time.tolist() == [5.0]
+    assert summarize(r)["machine_time"] == 5.0
+    assert summarize(r)["copies_launched"] == 0
+
+
+@pytest.mark.parametrize("mode", ["prefer", "avoid"])
+def test_copies_honour_prefer_node_and_avoid_nodes(mode):
+    cfg = ClusterConfig(nodes=3, slots=1, **EXACT)
+    r = simulate(one_job([4, 1]), "test-place-copy", cfg, policy_params={"mode": mode})
+    a = r.attempts
+    copy = np.flatnonzero(a.copy)[0]
+    original = np.flatnonzero((a.task == 0) & ~a.copy)[0]
+    others = sorted({0, 1, 2} - {int(a.node[original])})
+    assert a.node[copy] == (others[1] if mode == "prefer" else others[0])
+    assert a.start[copy] == 1.0
+
+
+def test_reserved_slots_are_kept_from_original_tasks():
+    cfg = ClusterConfig(nodes=2, slots=1, **EXACT)
+    assert simulate(one_job([2, 2]), "none", cfg).job_time.tolist() == [2.0]
+    assert simulate(one_job([2, 2]), "test-reserve-one", cfg).job_time.tolist() == [4.0]
+
+
+def test_every_snapshot_passes_the_control_plane_validation():
+    _SEEN.clear()
+    wl = Workload.from_jobs(["a", "b"], [0.0, 3.0], [np.full(6, 7.0), np.full(4, 5.0)])
+    simulate(wl, "test-recorder", ClusterConfig(nodes=2, slots=2, heterogeneity=2,
+                                                contention=1.5, startup=1.0), seed=2)
+    assert len(_SEEN) > 10
+    for s in _SEEN:
+        s.attempts.validate(s.now)
+        running = s.attempts.state == AttemptState.RUNNING
+        assert (s.attempts.start[running] <= s.now).all()
+        assert s.cluster.total_slots == 4
+        assert s.cluster.slot_node.tolist() == [0, 0, 1, 1]
