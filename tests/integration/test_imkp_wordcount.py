@@ -51,12 +51,12 @@ def make_input(kind: str, folder: Path) -> str:
             pytest.skip(f"needs {source} (not found)")
         text = source.read_text(encoding="utf-8")
     else:
-        text = zipf_text(150_000, 1.2)
+        text = zipf_text(150_000, float(kind.removeprefix("zipf")))
     (folder / "input.txt").write_text(text, encoding="utf-8")
     return text
 
 
-@pytest.mark.parametrize("kind", ["shakespeare", "zipf1.2"])
+@pytest.mark.parametrize("kind", ["shakespeare", "zipf0.4", "zipf1.4"])
 @pytest.mark.parametrize("version", javaenv.HADOOP_VERSIONS)
 def test_reducer_inputs_equal_the_predicted_loads(version: str, kind: str, tmp_path: Path) -> None:
     require_java_side(version)
