@@ -121,7 +121,10 @@ class Words(Extractor):
 
     def keys(self, piece: Piece) -> pa.Array:
         check_text(piece.data, piece.source)
-        return utf8(tokenize(piece.data), piece.source)
+        tokens = tokenize(piece.data)
+        if len(piece.data) and np.frombuffer(piece.data, dtype=np.uint8).max() < 0x80:
+            return tokens.view(pa.string())  # pure ASCII is valid UTF-8: skip validation
+        return utf8(tokens, piece.source)
 
 
 def split_lines(data: bytes, source: str) -> pa.Array:
