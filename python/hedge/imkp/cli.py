@@ -69,7 +69,8 @@ def imkp() -> None:
 @click.option("-o", "--output", required=True, help="Mapping file to write.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="Count on this machine or as a PySpark job.")
-@click.option("--threads", type=int, default=BuildSettings.threads, show_default=True)
+@click.option("--threads", type=int, default=BuildSettings.threads, show_default=True,
+              help="Worker threads extracting and counting keys.")
 @click.option("--block-size", type=int, default=DEFAULT_BLOCK, show_default=True,
               help="Bytes read per piece.")
 @click.option("--max-keys", type=int, default=DEFAULT_MAX_KEYS, show_default=True,

@@ -31,8 +31,8 @@ def check_settings(reducers: int, scale: int, heavy_keys: int) -> None:
         raise HedgeError(f"--scale {scale}: must be a positive integer (groups per reducer)")
     if heavy_keys < 0:
         raise HedgeError(f"--heavy-keys {heavy_keys}: must be >= 0 (0 = groups only)")
-    if reducers * scale >= 2**32:
-        raise HedgeError(f"--reducers {reducers} x --scale {scale}: at most 2^32 - 1 groups")
+    if reducers * scale > 2**31 - 1:  # Java indexes the group table with an int
+        raise HedgeError(f"--reducers {reducers} x --scale {scale}: at most 2^31 - 1 groups")
 
 
 def select_heavy(keys: list[bytes], counts: np.ndarray, total: int, groups: int,
