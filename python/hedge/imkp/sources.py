@@ -102,7 +102,9 @@ def _hdfs_sources(url: str, webhdfs_url: str | None) -> list[Source]:
 
     base, path = webhdfs_endpoint(url, webhdfs_url)
     client = InsecureClient(base, timeout=30)
-    prefix = url[: len(url) - len(urlsplit(url).path)] if urlsplit(url).path else url
+    parts = urlsplit(url)
+    prefix = f"{parts.scheme}://{parts.netloc}"  # children are named as full URLs
+    # a glob may only be in the last path component (listing one folder per input)
     folder, pattern = (path.rsplit("/", 1) if glob.has_magic(path) else (path, None))
     status = _hdfs_call(url, base, lambda: client.status(folder or "/", strict=False))
     if status is None:
