@@ -122,7 +122,7 @@ def test_same_seed_gives_bit_identical_tables():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["hadoop", "spark"])
+@pytest.mark.parametrize("policy", ["hadoop", "spark", "late", "mantri"])
 def test_scan_gates_do_not_change_results(policy):
     wl = random_workload(4)
     gated = simulate(wl, policy, CLUSTER, seed=1, gates=True)

@@ -39,3 +39,5 @@ class ScanBatch:
     completed: np.ndarray
     completed_mean: np.ndarray
     completed_std: np.ndarray
+    # free slots in the cluster at this scan (None: unknown)
+    free_slots: int | None = None

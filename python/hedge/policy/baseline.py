@@ -36,13 +36,19 @@ def _legacy_end(snapshot: Snapshot) -> np.ndarray:
     return legacy_arrays(a.start, a.progress, a.report_sent, a.report_received)
 
 
-def _rate_left(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-    """Progress rate ``p / (sent - start)`` and time left ``(1 - p) / rate`` per row (NaN unknown)."""
-    a = snapshot.attempts
+def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Progress rate ``p / (sent - start)`` and time left ``(1 - p) / rate`` (NaN unknown)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(a.progress > 0, a.progress, np.nan) / (a.report_sent - a.start)
-        left = (1.0 - a.progress) / rate
+        rate = np.where(progress > 0, progress, np.nan) / (sent - start)
+        left = (1.0 - progress) / rate
     return rate, left
+
+
+def _rate_left(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """``_rate_left_arrays`` on a snapshot's attempts."""
+    a = snapshot.attempts
+    return _rate_left_arrays(a.start, a.progress, a.report_sent)
 
 
 @register
@@ -192,6 +198,31 @@ class Late(Policy):
         return Actions(speculate_task=[task], avoid_nodes=self._slow_nodes(a.node[known],
                                                                           rate[known]))
 
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: below its job-and-type's slow-task quantile, old enough, uncopied."""
+        if batch.free_slots is not None and batch.free_slots <= 0:
+            return np.zeros(len(batch.job), dtype=bool)
+        rate, _ = _rate_left_arrays(batch.start, batch.progress, batch.report_sent)
+        known = np.flatnonzero((batch.job >= 0) & np.isfinite(rate))
+        out = np.zeros(len(batch.job), dtype=bool)
+        if len(known) < 2:
+            return out
+        cell = batch.job[known] * 2 + batch.task_type[known]
+        order = np.lexsort((rate[known], cell))
+        rows, cell, value = known[order], cell[order], rate[known][order]
+        first = np.searchsorted(cell, cell, side="left")
+        size = np.searchsorted(cell, cell, side="right") - first
+        h = (size - 1) * self.slow_task_threshold  # np.quantile's linear method, per group
+        lo = np.floor(h).astype(np.int64)
+        frac = h - lo
+        upper = np.minimum(lo + 1, size - 1)
+        cut = value[first + lo] + frac * (value[first + upper] - value[first + lo])
+        slack = 1e-9 * (1 + np.abs(cut))
+        out[rows] = ((size >= 2) & (value < cut + slack)
+                     & (batch.task_attempts[rows] == 1)
+                     & (batch.now - batch.start[rows] >= self.min_elapsed - 1e-9))
+        return out
+
     def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
         """Nodes whose mean progress rate is below the slow-node quantile."""
         if len(node) < 2:
@@ -230,8 +261,7 @@ class Mantri(Policy):
         _, left = _rate_left(snapshot)
         # age the estimate by the time since its report
         left = left - (now - a.report_sent)
-        kills = self._prune(snapshot, running, left) if now - self._last_prune >= \
-            self.prune_every else np.empty(0, dtype=np.int64)
+        kills = self._prune(snapshot, running, left)
         waiting = (a.state == AttemptState.WAITING).any()
         free = snapshot.cluster.free_slots
         if waiting or free <= 0:
@@ -250,8 +280,23 @@ class Mantri(Policy):
         tasks = list(dict.fromkeys(a.task[rows].tolist()))[:free]
         return Actions(speculate_task=tasks, kill_attempt=kills)
 
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: a pruning candidate, or a task that may deserve another copy."""
+        rate, left = _rate_left_arrays(batch.start, batch.progress, batch.report_sent)
+        left = left - (batch.now - batch.report_sent)
+        cell = np.maximum(batch.job, 0) * 2 + batch.task_type
+        expected = batch.completed_mean.ravel()[cell]
+        with np.errstate(invalid="ignore"):
+            prune = (batch.task_attempts > 1) & np.isfinite(left)
+            copy = ((left > expected + self.margin - 1e-6 * (1 + np.abs(expected)))
+                    & (batch.task_attempts - 1 < self.max_copies))
+        if batch.free_slots is not None and batch.free_slots <= 0:
+            copy[:] = False
+        return prune | copy
+
     def _prune(self, snapshot: Snapshot, running: np.ndarray, left: np.ndarray) -> np.ndarray:
-        self._last_prune = snapshot.now
+        """Losing attempts to kill, at most once per ``prune_every`` s (counted from the last
+        scan that had a task with several reported attempts)."""
         a = snapshot.attempts
         rows = np.flatnonzero(running & np.isfinite(left))
         if not len(rows):
@@ -259,8 +304,9 @@ class Mantri(Policy):
         tasks, counts = np.unique(a.task[rows], return_counts=True)
         multi = np.isin(a.task[rows], tasks[counts > 1])
         rows = rows[multi]
-        if not len(rows):
+        if not len(rows) or snapshot.now - self._last_prune < self.prune_every:
             return np.empty(0, dtype=np.int64)
+        self._last_prune = snapshot.now
         order = np.lexsort((left[rows], a.task[rows]))
         rows = rows[order]
         first = np.unique(a.task[rows], return_index=True)[1]

@@ -32,6 +32,8 @@ def _policies(text: str) -> list[str]:
 
     names = [p.strip() for p in text.split(",") if p.strip()]
     known = available()
+    if names == ["all"]:
+        return known
     for name in names:
         if name not in known:
             raise HedgeError(f"--policy: unknown policy '{name}', expected one of: "
@@ -46,7 +48,7 @@ def _policies(text: str) -> list[str]:
 @click.option("--synthetic", help="Synthetic workload spec, e.g. "
               "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default'.")
 @click.option("--policy", "policy", default="none,hadoop", show_default=True,
-              help="Comma-separated policies.")
+              help="Comma-separated policies, or 'all' (every registered policy).")
 @click.option("--cluster", "cluster_text", default="",
               help="e.g. nodes=100,slots=4,heterogeneity=3.0,contention=2.5 "
                    "(see hedge.sim.cluster for every key). Default: hedge.sim.cluster's "

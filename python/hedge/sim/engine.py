@@ -498,6 +498,7 @@ class Simulator:
             completed=self.j_count,
             completed_mean=self.j_mean,
             completed_std=self.j_std,
+            free_slots=int(self.cluster.total_slots - self.busy_n.sum()),
         )
 
     def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -648,8 +649,8 @@ class Simulator:
         self.a_end[aid] = t
         self.a_state[aid] = _KILLED
         self._release(mask)
-        cancelled = [c for c in self._queue if c in set(attempt_ids.tolist())
-                     and self.t_job[self.a_task[c]] == j]
+        wanted = set(attempt_ids.tolist())
+        cancelled = [c for c in self._queue if c in wanted and self.t_job[self.a_task[c]] == j]
         for c in cancelled:
             self._queue.remove(c)
             self.a_state[c] = _CANCELLED
