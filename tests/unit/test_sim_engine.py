@@ -315,3 +315,24 @@ def test_every_snapshot_passes_the_control_plane_validation():
         assert (s.attempts.start[running] <= s.now).all()
         assert s.cluster.total_slots == 4
         assert s.cluster.slot_node.tolist() == [0, 0, 1, 1]
+
+
+def test_remote_input_pays_bytes_over_bandwidth():
+    wl = one_job([2, 2])
+    wl.machine[:] = 0  # both inputs live on node 0
+    wl.input_bytes[:] = 1e8
+    r = simulate(wl, "none", ClusterConfig(nodes=2, slots=1, bandwidth=1e8, **EXACT))
+    a = r.attempts
+    local = a.node == 0
+    assert a.end[local].tolist() == [2.0]       # on its input's node: no transfer
+    assert a.end[~local].tolist() == [3.0]      # 1e8 bytes at 1e8 B/s: one extra second
+
+
+def test_sim_drawn_stragglers_are_ground_truth():
+    wl = Workload.from_jobs(["j"], [0.0], [np.full(200, 10.0)])
+    r = simulate(wl, "none", ClusterConfig(nodes=50, slots=4, straggler_ratio=0.3,
+                                           slowdown="3:3", **EXACT), seed=1)
+    slow = r.straggler
+    assert 0.2 < slow.mean() < 0.4
+    durations = r.attempts.duration[np.argsort(r.attempts.task)]
+    assert np.allclose(durations[slow], 30.0) and np.allclose(durations[~slow], 10.0)
