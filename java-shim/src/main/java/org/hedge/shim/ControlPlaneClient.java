@@ -219,13 +219,13 @@ public class ControlPlaneClient implements Closeable {
     // The exchange runs on the caller's thread (no hand-off: each thread wake-up costs time
     // on a busy AM host); reads time out by SO_TIMEOUT, and a watchdog closes the socket at
     // the deadline so even a blocked write cannot outlive it.
+    long t0 = System.nanoTime(); // before the alarm is set: a closed socket counts as late
     ScheduledFuture<?> alarm = watchdog.schedule(new Runnable() {
       @Override
       public void run() {
         s.disconnect();
       }
     }, deadlineMs, TimeUnit.MILLISECONDS);
-    long t0 = System.nanoTime();
     try {
       d = exchange(s, frame, scan.seq, nTasks);
       if (System.nanoTime() - t0 > deadlineMs * 1_000_000L) {
