@@ -246,6 +246,7 @@ class Simulator:
         self.slot_speed = self.speed[self.slot_node]
         self.latency = Latency(latency_sampler(cfg.latency), cfg.hw, self.seed)
         self._active = np.empty(0, dtype=np.int64)
+        self._waiting = 0  # original tasks of active jobs waiting for a slot
         self._arrived = 0
         self._arrival_grid = np.ceil(self.j_arrival / cfg.tick - EPS) * cfg.tick + 0.0
         self._jobs_left = int((sizes > 0).sum())
@@ -384,8 +385,29 @@ class Simulator:
         self._release(gone)
 
         jobs = self.t_job[uniq]
-        types = self.t_type[uniq].astype(np.int64)
-        runtime = self.t_runtime[uniq]
+        if self._gate is not None:
+            self._job_stats(jobs, self.t_type[uniq].astype(np.int64), self.t_runtime[uniq])
+        np.subtract.at(self.j_left, jobs, 1)
+        np.maximum.at(self.j_last, jobs, win_end)
+        map_jobs = jobs[self.t_type[uniq] == MAP]
+        np.subtract.at(self.j_maps_left, map_jobs, 1)
+        phase = map_jobs[(self.j_maps_left[map_jobs] == 0) & (self.j_nred[map_jobs] > 0)]
+        if len(phase):
+            phase = np.unique(phase)
+            self.j_end[phase] = self.j_off[phase] + self.j_nmaps[phase] + self.j_nred[phase]
+            self._waiting += int(self.j_nred[phase].sum())
+        finished = jobs[self.j_left[jobs] == 0]
+        if len(finished):
+            finished = np.unique(finished)
+            self._waiting -= int((self.j_end[finished] - self.j_next[finished]).sum())
+            self.j_finish[finished] = self.j_last[finished]
+            self._active = self._active[self.j_left[self._active] > 0]
+            self._jobs_left -= len(finished)
+        woken = jobs[self.j_wake[jobs]]
+        self.j_next_scan[woken] = np.minimum(self.j_next_scan[woken], t)
+
+    def _job_stats(self, jobs: np.ndarray, types: np.ndarray, runtime: np.ndarray) -> None:
+        """Running count, mean and std of completed run times per (job, type), for gates."""
         np.add.at(self.j_count, (jobs, types), 1.0)
         np.add.at(self.j_sum, (jobs, types), runtime)
         np.add.at(self.j_sumsq, (jobs, types), runtime * runtime)
@@ -394,20 +416,6 @@ class Simulator:
         self.j_mean[jobs, types] = mean
         self.j_std[jobs, types] = np.sqrt(np.maximum(self.j_sumsq[jobs, types] / count
                                                      - mean * mean, 0.0))
-        np.subtract.at(self.j_left, jobs, 1)
-        np.maximum.at(self.j_last, jobs, win_end)
-        map_jobs = jobs[self.t_type[uniq] == MAP]
-        np.subtract.at(self.j_maps_left, map_jobs, 1)
-        phase = map_jobs[(self.j_maps_left[map_jobs] == 0) & (self.j_nred[map_jobs] > 0)]
-        self.j_end[phase] = self.j_off[phase] + self.j_nmaps[phase] + self.j_nred[phase]
-        finished = jobs[self.j_left[jobs] == 0]
-        if len(finished):
-            finished = np.unique(finished)
-            self.j_finish[finished] = self.j_last[finished]
-            self._active = self._active[self.j_left[self._active] > 0]
-            self._jobs_left -= len(finished)
-        woken = jobs[self.j_wake[jobs]]
-        self.j_next_scan[woken] = np.minimum(self.j_next_scan[woken], t)
 
     def _release(self, slots: np.ndarray) -> None:
         """Empty these slots (their attempts ended or were killed)."""
@@ -428,6 +436,7 @@ class Simulator:
         self.j_finish[empty] = self.j_arrival[empty]
         new = new[self.j_left[new] > 0]
         self._active = np.concatenate([self._active, new])
+        self._waiting += int((self.j_end[new] - self.j_next[new]).sum())
         self.j_next_scan[new] = t
 
     # ------------------------------------------------------------------ step 3: scans
@@ -687,7 +696,7 @@ class Simulator:
         if free and self._queue:
             free -= self._schedule_copies(t)
         act = self._active
-        if not free or not len(act):
+        if not free or not self._waiting:
             return
         reserved = min(int(self.j_reserved[act].sum()), cfg.total_slots - 1)
         budget = free - reserved
@@ -700,6 +709,7 @@ class Simulator:
         jobs, take = act[has], take[has]
         starts = self.j_next[jobs]
         self.j_next[jobs] += take
+        self._waiting -= int(take.sum())
         cum = np.cumsum(take)
         tasks = np.repeat(starts - (cum - take), take) + np.arange(int(cum[-1]))
         done = self.t_done[tasks]
@@ -733,14 +743,21 @@ class Simulator:
         take[give] += 1
         return take
 
-    def _free_slot_order(self) -> np.ndarray:
-        """Free slots, least-loaded node first (ties broken by a seeded node order)."""
+    def _free_slot_order(self, count: int) -> np.ndarray:
+        """The first ``count`` free slots, least-loaded node first (ties: seeded node order).
+
+        A slot's key is the load its node would have with it filled; keys are unique.
+        """
         cfg = self.cluster
         free = ~self.slot_busy.reshape(cfg.nodes, cfg.slots)
         rank = np.cumsum(free, axis=1) - 1
         load = (self.busy_n[:, None] + rank) * cfg.nodes + self._node_perm[:, None]
         slots = np.flatnonzero(free.ravel())
-        return slots[np.argsort(load.ravel()[slots], kind="stable")]
+        keys = load.ravel()[slots]
+        if count < len(slots):
+            part = np.argpartition(keys, count - 1)[:count]
+            slots, keys = slots[part], keys[part]
+        return slots[np.argsort(keys)]
 
     def _place(self, tasks: np.ndarray) -> np.ndarray:
         """A free slot for each task: its input's node when free (if input sizes matter)."""
@@ -762,7 +779,7 @@ class Simulator:
             self.slot_busy[out[rows]] = True  # provisional: _launch marks them busy too
         rest = np.flatnonzero(out < 0)
         if len(rest):
-            slots = self._free_slot_order()[:len(rest)]
+            slots = self._free_slot_order(len(rest))
             out[rest] = slots
         return out
 
