@@ -25,7 +25,7 @@ from tests.integration.plugin_support import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-JOB = ("--maps", "12", "--straggler", "5:4")
+JOB = ("--maps", "12", "--straggler", "5:4", "--work", "15")
 
 
 @pytest.fixture()
@@ -107,7 +107,9 @@ def test_slow_or_invalid_answers_fall_back(token, fault) -> None:
     service.start()
     try:
         run = run_harness(harness_args(f"127.0.0.1:{service.port}", token, *JOB,
-                                       conf={"hedge.controlplane.deadline.ms": "200"}))
+                                       conf={"hedge.controlplane.deadline.ms": "200",
+                                             "hedge.controlplane.backoff.initial.ms": "5000",
+                                             "hedge.controlplane.backoff.max.ms": "5000"}))
     finally:
         service.stop()
     assert run.health()[0][1] is False or (2.0, False) in run.health(), run.health()
