@@ -6,7 +6,8 @@ release the GIL). Specs:
 
 - ``words``: tokens exactly as ``java.util.StringTokenizer``'s defaults split them (on
   space, ``\\t``, ``\\n``, ``\\r``, ``\\f`` only), as Hadoop's WordCount does.
-- ``tsv:N``: field ``N`` (0-based, like ``line.split("\\t")[N]``) of every non-empty line.
+- ``tsv:N``: field ``N`` (0-based) of every non-empty line split at every tab (empty
+  fields kept; a line with fewer than N + 1 fields is an error; empty lines are skipped).
 - ``csv:NAME``: column ``NAME`` of a CSV file with a header row, as text.
 - ``parquet:NAME``: column ``NAME`` of a Parquet file, cast to text (nulls skipped).
 - ``py:module:function``: ``function(line: str) -> Iterable[str]`` called on every line.
