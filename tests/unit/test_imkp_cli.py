@@ -66,3 +66,12 @@ def test_errors_are_one_line_exit_2_and_leave_no_file(
     assert main(["imkp", "show", str(tmp_path / "bad.imkp")]) == 2
     assert "version 9" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.imkp", "in.txt"]
+
+
+def test_progress_bar_reports_bytes_per_second(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.txt").write_text("to be or not to be\n" * 1000)
+    assert main(["imkp", "build", str(tmp_path / "in.txt"), "-r", "2", "-o",
+                 str(tmp_path / "m.imkp"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "imkp build" in err and "B/s" in err and "18.6k" in err  # 19,000 bytes read
