@@ -232,6 +232,13 @@ final class JobTracker {
     return byKey.get(key);
   }
 
+  /** TA_KILL was sent for this attempt: it no longer counts as live. */
+  synchronized void killed(Attempt a) {
+    if (live.containsKey(a.id)) {
+      remove(a);
+    }
+  }
+
   /** Running speculative attempts plus copies requested and not started (Hadoop's cap count). */
   synchronized int speculating() {
     int n = 0;
@@ -329,15 +336,16 @@ final class JobTracker {
   }
 
   /**
-   * Forget attempts Hadoop ended without telling the speculator (failed, killed). Checked:
-   * attempts silent for STALE_MS, and every attempt of a task with several (copies are what
-   * policies kill). Each check is one AppContext lookup; healthy jobs have few such attempts.
+   * Forget attempts Hadoop ended without telling the speculator (failed, or killed by someone
+   * else; our own kills are dropped when sent, and a task's success ends all its attempts).
+   * Checked: attempts silent for STALE_MS, one AppContext lookup each; healthy attempts
+   * report every few seconds and cost nothing here.
    */
   private void dropEnded(long nowMs, NodeResolver resolver) {
     List<Attempt> ended = new ArrayList<>();
     for (Attempt a : live.values()) {
       long heard = Math.max(a.reportMs, a.startMs);
-      if (a.task.running > 1 || nowMs - heard > STALE_MS) {
+      if (nowMs - heard > STALE_MS) {
         TaskAttemptState state = resolver.state(a.id);
         if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED
             || state == TaskAttemptState.SUCCEEDED) {
