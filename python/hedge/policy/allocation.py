@@ -173,16 +173,16 @@ class _BlockScorer:
         self.same_node = p.straggler_node is not None
         shape = (block, p.n_slots)
         self.tc, self.dt, self.de, self.score = (np.empty(shape, f32) for _ in range(4))
-        self.bad, self.bad2 = np.empty(shape, bool), np.empty(shape, bool)
+        self.bad = np.empty(shape, bool)
 
     def scores(
         self, rows: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(score, Δt, ΔE, qualifies) matrices (len(rows), |V|), valid until the next call;
-        ``qualifies``: the slot beats (0, 0) for the row's straggler, free or not."""
+        """(score, Δt, ΔE, fails) matrices (len(rows), |V|), valid until the next call;
+        ``fails``: the slot does not beat (0, 0) for the row's straggler, free or not."""
         n = len(rows)
-        tc, dt, de, score, bad, bad2 = (
-            a[:n] for a in (self.tc, self.dt, self.de, self.score, self.bad, self.bad2)
+        tc, dt, de, score, bad = (
+            a[:n] for a in (self.tc, self.dt, self.de, self.score, self.bad)
         )
         np.multiply.outer(self.pen[rows], self.thl, out=tc)
         tc += self.base
@@ -196,14 +196,12 @@ class _BlockScorer:
         np.multiply(tc, self.pj, out=de)
         np.multiply(dt, self.pk[rows, None], out=tc)  # tc is free from here on
         np.subtract(tc, de, out=de)  # ΔE = P_k Δt - P_j t_C
-        np.less_equal(dt, 0, out=bad)
-        np.less_equal(de, 0, out=bad2)
-        bad |= bad2
+        np.minimum(dt, de, out=tc)
+        np.less_equal(tc, 0, out=bad)  # does not beat (0, 0)
         np.multiply(de, (1.0 / self.pk[rows])[:, None], out=score)
         score += dt
         np.copyto(score, -np.inf, where=bad)
-        np.invert(bad, out=bad2)
-        return score, dt, de, bad2
+        return score, dt, de, bad
 
 
 @dataclass
@@ -237,14 +235,15 @@ def allocate(
         if n_free == 0 and not reschedule:
             break
         rows = np.arange(lo, min(lo + block, n))
-        score, dt, de, qualifies = scorer.scores(rows)
+        score, dt, de, fails = scorer.scores(rows)
         np.copyto(score, -np.inf, where=~free)
-        for r, i in enumerate(rows):
-            j = int(np.argmax(score[r])) if n_free else -1
-            if j >= 0 and score[r, j] > -np.inf:
+        for r, i in enumerate(rows.tolist()):
+            row = score[r]
+            j = int(row.argmax()) if n_free else -1
+            if j >= 0 and row[j] > -np.inf:
                 slot[i], dts[i], des[i] = j, dt[r, j], de[r, j]
             elif reschedule and i > 0:
-                j = _reschedule(problem, int(i), (dt[r], de[r], qualifies[r]), slot, dts, des,
+                j = _reschedule(problem, i, (dt[r], de[r], ~fails[r]), slot, dts, des,
                                 free, top_k)
                 if j < 0:
                     continue
