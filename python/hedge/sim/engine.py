@@ -346,20 +346,20 @@ class Simulator:
             done = w[sel] + r[sel] * np.maximum(tau - b[sel], 0.0)
             return np.minimum(done / W[sel], 1.0)
 
-        p_new = progress_at(start + k_new * hw)
-        p_prev = np.where(k_new - 1 > k_old, progress_at(start + (k_new - 1) * hw),
-                          live.p0[rows])
-        kfp = live.kfp[rows]
-        crossed = (kfp > k_old) & (kfp <= k_new)
-        if crossed.any():
-            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp[crossed] * hw, crossed)
         sent = start + k_new * hw
+        p_new = progress_at(sent)
         r_new = sent + self.latency(live.aid[rows], k_new)
-        again = k_new - 1 > k_old
-        r_prev = live.r0[rows]
-        if again.any():
+        # the report before the newest: the old newest one, unless the step sent several
+        p_prev, r_prev = live.p0[rows], live.r0[rows]
+        again = np.flatnonzero(k_new - 1 > k_old)
+        if len(again):
+            p_prev[again] = progress_at(sent[again] - hw, again)
             r_prev[again] = sent[again] - hw + self.latency(live.aid[rows[again]],
-                                                             k_new[again] - 1)
+                                                            k_new[again] - 1)
+        kfp = live.kfp[rows]
+        crossed = np.flatnonzero((kfp > k_old) & (kfp <= k_new))
+        if len(crossed):
+            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp[crossed] * hw, crossed)
         live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
         live.r0[rows], live.r1[rows] = r_new, r_prev
         live.nhb[rows] = sent + hw
