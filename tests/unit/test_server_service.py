@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,23 @@ def test_settings_file_and_serve_check(tmp_path: Path, capsys) -> None:
     assert "hedge.static.factor' = 'fast'" in capsys.readouterr().err
     assert main(["serve", "--check"]) == 2
     assert "no token file" in capsys.readouterr().err
+
+
+def test_metrics_line_is_logged_each_interval_and_idle_sessions_are_reaped(caplog) -> None:
+    from hedge.server.session import Limits
+
+    svc = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="static",
+                                           metrics_interval=0.05,
+                                           limits=Limits(idle_timeout=0.01)))
+    with caplog.at_level("INFO", logger="hedge.server"):
+        svc.start()
+        try:
+            EntryPoint(svc).open("job_idle", "static", "")
+            deadline = time.monotonic() + 5
+            while len(svc.sessions) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            svc.stop()
+    text = caplog.text
+    assert "event=reaped" in text and "job=job_idle" in text
+    assert "hedge.metrics sessions=" in text and "p99_ms=" in text and "fallbacks=" in text
