@@ -91,28 +91,36 @@ def run_policy(policy: str, scans: int) -> None:
             serve.stop()
     print(f"{'attempts':>9} | {'hedge p50':>9} {'p99':>8} | {'Hadoop p50':>10} {'p99':>8} | "
           f"{'ratio p50':>9} {'p99':>6} | {'snapshot':>8} {'round trip':>10} "
-          f"{'server p50':>10}  (ms)")
+          f"{'server p50':>10} | {'CPU: java':>9} {'python':>6} {'Hadoop':>6}  (ms)")
     for n, r in results.items():
         h, d, p = r["hedge"], r["default"], r.get("parts", {})
+        server, server_cpu = r["server"]
         print(f"{n:>9} | {h['p50_ms']:>9.2f} {h['p99_ms']:>8.2f} | {d['p50_ms']:>10.2f} "
               f"{d['p99_ms']:>8.2f} | {h['p50_ms'] / d['p50_ms']:>9.2f} "
               f"{h['p99_ms'] / d['p99_ms']:>6.2f} | {p.get('snapshot_ms', float('nan')):>8.2f} "
-              f"{p.get('roundtrip_ms', float('nan')):>10.2f} {r['server']:>10.2f}")
+              f"{p.get('roundtrip_ms', float('nan')):>10.2f} {server:>10.2f} | "
+              f"{h['cpu_p50_ms']:>9.2f} {server_cpu:>6.2f} {d['cpu_p50_ms']:>6.2f}")
+    print("CPU columns: median CPU time per scan of the AM's scan thread (java), of the server's "
+          "deciding thread (python) and of DefaultSpeculator's scan: the latency floor on an "
+          "idle machine")
     p99 = results[10000]["hedge"]["p99_ms"]
     verdict = "met" if p99 <= TARGET_P99_MS else "NOT met"
     print(f"target p99 <= {TARGET_P99_MS} ms at 10,000 attempts: {verdict} ({p99:.2f} ms); "
           f"load average after: {os.getloadavg()[0]:.1f}")
 
 
-def server_latency(log: Path) -> float:
-    """Median of the server's per-second p50 decision latency lines since the last call."""
-    values = [float(m.group(1)) for line in log.read_text().splitlines()
-              if (m := re.search(r"scans=[1-9]\d* .*p50_ms=([\d.]+)", line))]
+def server_latency(log: Path) -> tuple[float, float]:
+    """Medians of the server's per-second p50 decision latency and CPU lines (new lines only)."""
+    values = [(float(m.group(1)), float(m.group(2))) for line in log.read_text().splitlines()
+              if (m := re.search(r"scans=[1-9]\d* .*p50_ms=([\d.]+) .*cpu_p50_ms=([\d.]+)",
+                                 line))]
     server_latency.seen = getattr(server_latency, "seen", {})
     start = server_latency.seen.get(log, 0)
     server_latency.seen[log] = len(values)
-    fresh = sorted(values[start:])
-    return fresh[len(fresh) // 2] if fresh else float("nan")
+    fresh = values[start:]
+    if not fresh:
+        return float("nan"), float("nan")
+    return tuple(sorted(v[k] for v in fresh)[len(fresh) // 2] for k in (0, 1))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """Server metrics, emitted as one grep-able log line per interval.
 
     hedge.metrics sessions=12 scans=720 scans_per_s=12.0 p50_ms=0.41 p99_ms=2.30
-        copies=3 kills=0 rejected=0 fallbacks=5
+        cpu_p50_ms=0.38 copies=3 kills=0 rejected=0 fallbacks=5 opened=1 refused=0
 
 ``p50_ms``/``p99_ms``: server-side decision latency (request fully read -> response
-written) over the interval; ``fallbacks``: scans clients reported deciding on their own
+ready) over the interval; ``cpu_p50_ms``: CPU time of the deciding thread per scan (what the
+latency would be without contention for the CPU); ``fallbacks``: scans clients reported deciding on their own
 (control plane unreachable, late or refusing) since their previous answered scan.
 """
 
@@ -30,10 +31,11 @@ class Metrics:
     opened: int = 0
     refused: int = 0
     _latencies: list[float] = field(default_factory=list)
+    _cpu: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def scan(self, seconds: float, copies: int = 0, kills: int = 0, fallbacks: int = 0,
-             rejected: bool = False) -> None:
+             rejected: bool = False, cpu_seconds: float | None = None) -> None:
         with self._lock:
             self.scans += 1
             self.copies += copies
@@ -42,6 +44,8 @@ class Metrics:
             self.rejected += int(rejected)
             if len(self._latencies) < 1_000_000:
                 self._latencies.append(seconds)
+                if cpu_seconds is not None:
+                    self._cpu.append(cpu_seconds)
 
     def session(self, opened: bool) -> None:
         with self._lock:
@@ -57,12 +61,15 @@ class Metrics:
             elapsed = max(now - self.started, 1e-9)
             lat = np.asarray(self._latencies) * 1e3
             p50, p99 = (np.percentile(lat, [50, 99]) if len(lat) else (0.0, 0.0))
+            cpu = float(np.median(self._cpu)) * 1e3 if self._cpu else 0.0
             text = (f"hedge.metrics sessions={sessions} scans={self.scans} "
                     f"scans_per_s={self.scans / elapsed:.1f} p50_ms={p50:.2f} p99_ms={p99:.2f} "
+                    f"cpu_p50_ms={cpu:.2f} "
                     f"copies={self.copies} kills={self.kills} rejected={self.rejected} "
                     f"fallbacks={self.fallbacks} opened={self.opened} refused={self.refused}")
             self.started = now
             self.scans = self.copies = self.kills = self.rejected = self.fallbacks = 0
             self.opened = self.refused = 0
             self._latencies = []
+            self._cpu = []
         return text

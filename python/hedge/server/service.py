@@ -221,7 +221,7 @@ class ControlPlaneService:
 
     def answer(self, session, header: bytes, body: bytearray) -> bytes:
         """The response frame for one request frame (never raises)."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         seq = wire.REQUEST.unpack_from(header)[3]
         fallbacks = 0
         try:
@@ -230,7 +230,8 @@ class ControlPlaneService:
             actions = session.decide(request)
             out = wire.encode_response(seq, actions)
             self.metrics.scan(time.perf_counter() - t0, actions.copies_requested,
-                              len(actions.kill_attempt), fallbacks)
+                              len(actions.kill_attempt), fallbacks,
+                              cpu_seconds=time.thread_time() - c0)
             if actions.copies_requested or len(actions.kill_attempt):
                 log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
                          session.session_id, session.job_id, seq,
