@@ -8,6 +8,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' python/hedge/__init__
 SHIM   := java-shim/target/hedge-shim-$(VERSION).jar
 JAVA_SOURCES := $(shell find java-shim/src -name '*.java') java-shim/pom.xml
 OUT    ?= out/demo
+export HEDGE_CACHE ?= $(HOME)/.cache/hedge
 
 .PHONY: setup demo test test-fast lint bench shim clean
 
@@ -17,10 +18,12 @@ $(STAMP)/system: scripts/setup-system.sh
 	scripts/setup-system.sh
 	@mkdir -p $(STAMP) && touch $@
 
-$(STAMP)/venv: setup.cfg pyproject.toml
+# pyspark (the `spark` extra) is installed from the sdist the jar fetch keeps in the cache.
+$(STAMP)/venv: setup.cfg pyproject.toml scripts/fetch_hadoop_jars.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) scripts/fetch_hadoop_jars.py
+	$(PY) -m pip install -q --find-links "$(HEDGE_CACHE)/downloads" -e '.[dev,spark]'
 	@mkdir -p $(STAMP) && touch $@
 
 shim: $(SHIM)
