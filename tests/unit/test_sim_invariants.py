@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hedge.model import MAP, REDUCE
+from hedge.policy import create
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.energy import total_energy
 from hedge.sim.engine import simulate
@@ -121,16 +122,32 @@ def test_same_seed_gives_bit_identical_tables():
     assert summarize(c) != summarize(simulate(wl, "hadoop", CLUSTER, seed=2))
 
 
+GATED = [("hadoop", {}), ("spark", {}), ("late", {}), ("mantri", {}), ("static", {}),
+         ("static", {"estimator": "legacy"}), ("score", {}), ("score", {"gap": 0.05}),
+         ("rate", {}), ("rate", {"factor": 1.05})]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["hadoop", "spark", "late", "mantri"])
-def test_scan_gates_do_not_change_results(policy):
-    wl = random_workload(4)
-    gated = simulate(wl, policy, CLUSTER, seed=1, gates=True)
-    full = simulate(wl, policy, CLUSTER, seed=1, gates=False)
+@pytest.mark.parametrize("policy,params", GATED)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scan_gates_do_not_change_results(policy, params, seed):
+    wl = random_workload(3 + seed)
+    gated = simulate(wl, policy, CLUSTER, seed=seed, gates=True, policy_params=params)
+    full = simulate(wl, policy, CLUSTER, seed=seed, gates=False, policy_params=params)
     assert np.array_equal(gated.attempts.start, full.attempts.start)
     assert np.array_equal(gated.attempts.end, full.attempts.end)
+    assert np.array_equal(gated.attempts.node, full.attempts.node)
+    assert np.array_equal(gated.detected, full.detected)
     assert np.array_equal(gated.finish, full.finish)
     assert gated.scans < full.scans
+    assert full.attempts.copy.any()  # the policy did act: the gate had something to keep
+
+
+@pytest.mark.parametrize("policy", ["adaptive", "fresh-score", "fresh-rate", "window",
+                                    "hete-aware", "chronos-clone", "chronos-restart",
+                                    "chronos-resume", "replicate"])
+def test_policies_with_per_scan_state_stay_ungated(policy):
+    assert getattr(create(policy), "needs_scan", None) is None
 
 
 def test_fair_scheduler_invariants_hold_too():

@@ -41,3 +41,6 @@ class ScanBatch:
     completed_std: np.ndarray
     # free slots in the cluster at this scan (None: unknown)
     free_slots: int | None = None
+    # per job: its start (arrival) on the scan clock (None: unknown; gates that need it
+    # must then say "scan")
+    job_start: np.ndarray | None = None

@@ -8,6 +8,16 @@ the tasks whose attempt is estimated to finish last go first.
 
 Snapshots are validated on the way in (:class:`hedge.detect.ReportHistory`): bad data
 from the AM raises HedgeError instead of producing a decision.
+
+Scan gates (``needs_scan``, :mod:`hedge.model.batch`): ``static`` (legacy or rate
+estimator), ``score`` and ``rate`` re-apply their detector to every job at once (job-wide
+means by ``bincount``, with a small tolerance so rounding never skips a job the detector
+would flag), keeping only rows whose task has exactly one live attempt (a task with
+more already has a copy, which ``decide`` never copies again). The ``ReportHistory`` they
+keep only validates, so skipping a scan cannot change a decision. Ungated: ``adaptive``
+(its threshold depends on the job's deadline, progress and cluster load in ways no
+cheap bound captures) and the ``fresh-*`` policies (their rate needs per-task-type
+medians over each job's peers and the first-progress reports, not in the batch).
 """
 
 from __future__ import annotations
@@ -20,8 +30,13 @@ from hedge.detect.detectors import DETECTORS
 from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect
+from hedge.estimate.runtime import legacy_arrays, rate_arrays
 from hedge.model import Actions, Snapshot
+from hedge.model.batch import ScanBatch
 from hedge.policy.base import Policy, register
+
+# relative tolerance of the gates' comparisons (bincount and np.sum round differently)
+_GATE_TOL = 1e-9
 
 
 def speculation_cap(total_tasks: int, running: int, minimum: int = 10,
@@ -68,6 +83,32 @@ class DetectorPolicy(Policy):
         return Actions(speculate_task=tasks)
 
 
+def _gate_rows(batch: ScanBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Rows entering the job-wide means (reported), and candidates that ``decide`` could
+    copy (reported, progress < 1, the task's only live attempt)."""
+    known = (batch.job >= 0) & np.isfinite(batch.report_received)
+    return known, known & (batch.progress < 1.0) & (batch.task_attempts == 1)
+
+
+def _job_mean(batch: ScanBatch, values: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Per row: the mean of ``values`` over its job's known rows with a finite value."""
+    use = known & np.isfinite(values)
+    n = len(batch.n_tasks)
+    count = np.bincount(batch.job[use], minlength=n)
+    total = np.bincount(batch.job[use], weights=values[use], minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / np.where(count > 0, count, np.nan)
+    return mean[np.maximum(batch.job, 0)]
+
+
+def _ratio_gate(batch: ScanBatch, values: np.ndarray, factor: float) -> np.ndarray:
+    """Conservative ``candidate & value >= factor x job mean`` (strict or not alike)."""
+    known, cand = _gate_rows(batch)
+    limit = factor * _job_mean(batch, values, known)
+    with np.errstate(invalid="ignore"):
+        return cand & (values >= limit - _GATE_TOL * (np.abs(limit) + np.abs(values)))
+
+
 @register
 class StaticPolicy(DetectorPolicy):
     """Static threshold: speculate when ECT > ``factor`` x mean ECT (from job start)."""
@@ -79,6 +120,18 @@ class StaticPolicy(DetectorPolicy):
         super().__init__()
         self.factor = factor
         self.estimator = estimator
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Rows the static rule could flag: ECT - job start > factor x job mean."""
+        if self.estimator not in ("legacy", "rate") or batch.job_start is None:
+            return batch.job >= 0  # no cheap batch form of this estimator: scan
+        if self.estimator == "legacy":
+            ect = legacy_arrays(batch.start, batch.progress, batch.report_sent,
+                                batch.report_received)
+        else:
+            ect = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now)
+        return _ratio_gate(batch, ect - batch.job_start[np.maximum(batch.job, 0)],
+                           self.factor)
 
 
 # mapred-site.xml keys of the adaptive threshold's parameters -> AdaptivePolicy arguments
@@ -151,6 +204,13 @@ class ScorePolicy(DetectorPolicy):
         super().__init__()
         self.gap = gap
 
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Rows the score rule could flag: progress <= job mean progress - gap."""
+        known, cand = _gate_rows(batch)
+        limit = _job_mean(batch, batch.progress, known) - self.gap
+        with np.errstate(invalid="ignore"):
+            return cand & (batch.progress <= limit + _GATE_TOL * (1.0 + np.abs(limit)))
+
 
 @register
 class RatePolicy(DetectorPolicy):
@@ -163,6 +223,12 @@ class RatePolicy(DetectorPolicy):
         super().__init__()
         self.factor = factor
 
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Rows the rate rule could flag: ETD >= factor x job mean ETD."""
+        etd = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now) \
+            - batch.start
+        return _ratio_gate(batch, etd, self.factor)
+
 
 @register
 class FreshScorePolicy(ScorePolicy):
@@ -171,6 +237,7 @@ class FreshScorePolicy(ScorePolicy):
     name = "fresh-score"
     detector = "fresh-score"
     order_by = "fresh"
+    needs_scan = None  # ungated (see the module docstring)
 
 
 @register
@@ -180,3 +247,4 @@ class FreshRatePolicy(RatePolicy):
     name = "fresh-rate"
     detector = "fresh-rate"
     order_by = "fresh"
+    needs_scan = None  # ungated (see the module docstring)

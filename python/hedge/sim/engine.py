@@ -508,6 +508,7 @@ class Simulator:
             completed_mean=self.j_mean,
             completed_std=self.j_std,
             free_slots=int(self.cluster.total_slots - self.busy_n.sum()),
+            job_start=self.j_arrival,
         )
 
     def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
