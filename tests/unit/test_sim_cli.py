@@ -71,6 +71,10 @@ def test_parallel_sweep_matches_serial(tmp_path):
     (["--seed", "x"], "--seed 'x'"),
     (["--trace", "/no/such/file.csv"], "give either --trace or --synthetic, not both"),
     (["--jobs", "0"], "--jobs 0"),
+    (["--deadline", "5", "--deadline-factor", "2"], "either --deadline or --deadline-factor"),
+    (["--deadline", "-5"], "--deadline -5.0: expected seconds > 0"),
+    (["--blacklist", "1@a-b"], "--blacklist: '1@a-b' is not NODE or NODE@START-END"),
+    (["--cluster", "nodes=4", "--blacklist", "9"], "blacklist: node 9 does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     code = main(["simulate", "--synthetic", SYNTH, "--quiet", *args])
@@ -83,3 +87,14 @@ def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
 def test_missing_trace_is_named(capsys):
     assert main(["simulate", "--trace", "/no/such/file.csv", "--quiet"]) == 2
     assert "--trace /no/such/file.csv: no such file" in capsys.readouterr().err
+
+
+def test_fixed_deadline_and_blacklist_options(tmp_path):
+    js = tmp_path / "d.json"
+    assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", "--quiet",
+                 "--cluster", "nodes=8,slots=2", "--deadline", "1e9", "--blacklist", "0,1@0-50",
+                 "--json", str(js)]) == 0
+    assert json.loads(js.read_text())[0]["deadline_hit_rate"] == 1.0
+    assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", "--quiet",
+                 "--cluster", "nodes=8,slots=2", "--deadline", "1e-3", "--json", str(js)]) == 0
+    assert json.loads(js.read_text())[0]["deadline_hit_rate"] == 0.0

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hedge.errors import HedgeError
-from hedge.sim.cluster import parse_cluster
+from hedge.sim.cluster import parse_blacklist, parse_cluster
 from hedge.sim.metrics import json_safe
 from hedge.sim.sweep import RunSpec, WorkloadSource, run_many
 
@@ -59,12 +59,19 @@ def _policies(text: str) -> list[str]:
 @click.option("--json", "json_path", type=click.Path(), help="Write the table as JSON.")
 @click.option("--deadline-factor", type=float,
               help="Deadline = F x the job's no-straggler run time; reports PoCD.")
+@click.option("--deadline", "deadline", type=float,
+              help="Fixed relative deadline: every job's deadline = arrival + SECONDS "
+                   "(Chronos' model); not with --deadline-factor.")
+@click.option("--blacklist", "blacklist", default=None,
+              help="Nodes that get no new container: NODE or NODE@START-END (seconds), "
+                   "comma-separated, e.g. 3,7@600-1200.")
 @click.option("--jobs", "n_jobs", default=1, show_default=True, type=int,
               help="Parallel processes for the policy x seed sweep.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text: str,
              seed_text: str, out: str | None, json_path: str | None,
-             deadline_factor: float | None, n_jobs: int, quiet: bool) -> None:
+             deadline_factor: float | None, deadline: float | None, blacklist: str | None,
+             n_jobs: int, quiet: bool) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
     from hedge.report.table import format_table
 
@@ -77,9 +84,17 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
     if not cluster_text and not trace and synthetic in (None, "default"):
         cluster_text = DEFAULT_WORKLOAD_CLUSTER  # sized for the Google-2011-like default load
     cluster = parse_cluster(cluster_text)
+    if deadline is not None and deadline_factor is not None:
+        raise HedgeError("give either --deadline or --deadline-factor, not both")
+    if deadline is not None and not deadline > 0:
+        raise HedgeError(f"--deadline {deadline!r}: expected seconds > 0")
+    parsed = parse_blacklist(blacklist)
+    if parsed is not None:
+        parsed.check(cluster.nodes)
     source = WorkloadSource(trace=trace, synthetic=synthetic)
     seeds = _seeds(seed_text)
-    specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and n_jobs == 1)
+    specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and n_jobs == 1,
+                     deadline=deadline, blacklist=blacklist)
              for p in _policies(policy) for s in seeds]
     runs = run_many(specs, n_jobs)
     rows = [json_safe(r.row) for r in runs]
@@ -92,6 +107,8 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
         what = trace or f"synthetic: {synthetic or 'default (Google-2011 fit)'}"
         notes = [f"workload: {what}", f"cluster: {cluster_text or 'defaults'}",
                  f"seeds: {seed_text}",
-                 f"deadline factor: {deadline_factor if deadline_factor else 'none'}"]
+                 f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
+                 f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
+                 f"blacklist: {blacklist or 'none'}"]
         path = write_report(Path(out), runs, "hedge simulate", notes)
         click.echo(f"report: {path}", err=True)

@@ -205,3 +205,65 @@ def draw_degradation(config: ClusterConfig, horizon: float, rng: np.random.Gener
         end=np.asarray(ends, dtype=np.float64),
         factor=np.full(len(nodes), config.degrade_factor),
     )
+
+
+@dataclass
+class Blacklist:
+    """Nodes kept free of new containers: node ``node[i]`` is blacklisted in
+    [start[i], end[i]) (``-inf``/``inf`` for always). Placement honours it for every
+    attempt (originals, copies and relaunches); attempts already running there go on.
+    The scans' ``ClusterFacts.blacklist`` lists the nodes blacklisted at scan time."""
+
+    node: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def always(cls, nodes) -> Blacklist:
+        """These nodes, for the whole run."""
+        node = np.asarray(sorted({int(n) for n in nodes}), dtype=np.int64)
+        return cls(node, np.full(len(node), -np.inf), np.full(len(node), np.inf))
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+    def check(self, n_nodes: int) -> None:
+        bad = (self.node < 0) | (self.node >= n_nodes)
+        if bad.any():
+            raise HedgeError(f"blacklist: node {int(self.node[bad][0])} does not exist, "
+                             f"expected a node index in 0..{n_nodes - 1}")
+        if (self.end < self.start).any():
+            raise HedgeError("blacklist: a period ends before it starts")
+
+    def boundaries(self) -> np.ndarray:
+        """Sorted finite times at which the blacklist changes."""
+        times = np.concatenate([self.start, self.end])
+        return np.sort(times[np.isfinite(times)])
+
+    def mask_at(self, t: float, n_nodes: int) -> np.ndarray:
+        """Per node: blacklisted at time ``t``."""
+        out = np.zeros(n_nodes, dtype=bool)
+        out[self.node[(self.start <= t) & (t < self.end)]] = True
+        return out
+
+
+def parse_blacklist(text: str | None) -> Blacklist | None:
+    """``"3,7"`` (always) or ``"3@100-500,7"`` (node 3 from t=100 s to 500 s) -> Blacklist."""
+    if not text:
+        return None
+    nodes, starts, ends = [], [], []
+    for item in text.split(","):
+        node, _, period = item.strip().partition("@")
+        try:
+            nodes.append(int(node))
+            if period:
+                low, high = period.split("-", 1)
+                starts.append(float(low))
+                ends.append(float(high))
+            else:
+                starts.append(-np.inf)
+                ends.append(np.inf)
+        except ValueError:
+            raise HedgeError(f"--blacklist: '{item}' is not NODE or NODE@START-END "
+                             "(node index, seconds)") from None
+    return Blacklist(np.asarray(nodes, dtype=np.int64), np.asarray(starts), np.asarray(ends))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Iterable
 
 import numpy as np
 from tqdm import tqdm
@@ -47,6 +48,7 @@ from hedge.model import (
 from hedge.model.batch import ScanBatch
 from hedge.policy import create
 from hedge.sim.cluster import (
+    Blacklist,
     ClusterConfig,
     draw_degradation,
     latency_sampler,
@@ -118,7 +120,9 @@ class Simulator:
     ``policy_params`` go to ``hedge.policy.create`` (one policy object per job).
     ``deadline_factor`` F sets each job's deadline to arrival + F x its no-straggler run
     time, taken as the critical path on an idle typical node: the longest map plus the
-    longest reduce (plus ``shuffle``).
+    longest reduce (plus ``shuffle``). ``deadline`` D instead gives every job the same
+    relative deadline: arrival + D seconds (Chronos' model). ``blacklist``: nodes that get
+    no new container (a ``hedge.sim.cluster.Blacklist`` or node indices, always).
     """
 
     def __init__(
@@ -131,6 +135,8 @@ class Simulator:
         deadline_factor: float | None = None,
         progress: bool = False,
         gates: bool = True,
+        deadline: float | None = None,
+        blacklist: Blacklist | Iterable[int] | None = None,
     ) -> None:
         self.workload = workload
         self.cluster = cluster or ClusterConfig()
@@ -141,6 +147,16 @@ class Simulator:
         self.progress = progress
         if deadline_factor is not None and not deadline_factor > 0:
             raise HedgeError(f"--deadline-factor={deadline_factor!r}, expected a number > 0")
+        if deadline is not None and not deadline > 0:
+            raise HedgeError(f"--deadline={deadline!r}, expected seconds > 0")
+        if deadline is not None and deadline_factor is not None:
+            raise HedgeError("give either --deadline or --deadline-factor, not both")
+        self.deadline = deadline
+        if blacklist is not None and not isinstance(blacklist, Blacklist):
+            blacklist = Blacklist.always(blacklist)
+        if blacklist is not None:
+            blacklist.check(self.cluster.nodes)
+        self.blacklist = blacklist if blacklist is not None and len(blacklist) else None
         probe = create(policy, **self.policy_params)
         # a policy class may declare ``speculates = False`` (e.g. ``none``): never scanned
         self._observing = bool(getattr(probe, "speculates", True))
@@ -236,6 +252,11 @@ class Simulator:
         self._bounds = self.degradation.boundaries()
         self._bound_i = 0
         self._degr = np.ones(cfg.nodes)
+        self._rates_dirty = False  # a launch, release or degradation change since the update
+        bl = self.blacklist
+        self._bl_bounds = bl.boundaries() if bl is not None else np.empty(0)
+        self._bl_i = 0
+        self._bl_mask = np.zeros(cfg.nodes, dtype=bool)
         S = cfg.slots
         busy = np.arange(S + 1)
         self._stretch = 1 + (cfg.contention - 1) * np.maximum(busy - 1, 0) / max(S - 1, 1)
@@ -256,6 +277,8 @@ class Simulator:
 
     def _deadlines(self, sizes: np.ndarray) -> np.ndarray:
         nj = len(sizes)
+        if self.deadline is not None:
+            return self.j_arrival + self.deadline
         if self.deadline_factor is None or nj == 0:
             return np.full(nj, np.nan)
         job = self.t_job
@@ -276,12 +299,18 @@ class Simulator:
         t = float(self._arrival_grid[0]) if len(self._arrival_grid) else 0.0
         t_prev = t
         done_before = 0
+        if self.blacklist is not None:
+            self._bl_mask = self.blacklist.mask_at(t, cfg.nodes)
         while True:
             self._advance(t_prev, t)
             self._arrivals(t)
+            if self._bl_i < len(self._bl_bounds) and self._bl_bounds[self._bl_i] <= t + EPS:
+                self._bl_i = int(np.searchsorted(self._bl_bounds, t + EPS, side="right"))
+                self._bl_mask = self.blacklist.mask_at(t, cfg.nodes)
             if self._bound_i < len(self._bounds) and self._bounds[self._bound_i] <= t + EPS:
                 self._bound_i = int(np.searchsorted(self._bounds, t + EPS, side="right"))
                 self._degr = self.degradation.slowdown_at(t, cfg.nodes)
+                self._rates_dirty = True
             if self._observing:
                 self._scan(t)
             self._schedule(t)
@@ -309,6 +338,8 @@ class Simulator:
             candidates.append(self.j_next_scan[self._active].min())
         if self._bound_i < len(self._bounds):
             candidates.append(self._bounds[self._bound_i])
+        if self._bl_i < len(self._bl_bounds):
+            candidates.append(self._bl_bounds[self._bl_i])
         nxt = min(candidates) if candidates else math.inf
         if not math.isfinite(nxt):
             raise HedgeError(
@@ -420,6 +451,7 @@ class Simulator:
     def _release(self, slots: np.ndarray) -> None:
         """Empty these slots (their attempts ended or were killed)."""
         self.slot_busy[slots] = False
+        self._rates_dirty = True
         np.subtract.at(self.busy_n, self.slot_node[slots], 1)
         np.subtract.at(self.t_att, self.live.task[slots], 1)
         self.live.clear(slots)
@@ -479,11 +511,11 @@ class Simulator:
         self._due_mask[due + 1] = True
         hit = np.asarray(self._gate(batch), dtype=bool) & self._due_mask[batch.job + 1]
         self._due_mask[due + 1] = False
-        wanted = np.unique(batch.job[hit])
+        self._due_mask[batch.job[hit] + 1] = True
+        want = self._due_mask[due + 1]
+        self._due_mask[batch.job[hit] + 1] = False
+        wanted, skip = due[want], due[~want]  # due is sorted (jobs activate in order)
         tick = self.cluster.tick
-        self._due_mask[wanted + 1] = True
-        skip = due[~self._due_mask[due + 1]]
-        self._due_mask[wanted + 1] = False
         self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
         return wanted
 
@@ -507,7 +539,7 @@ class Simulator:
             completed=self.j_count,
             completed_mean=self.j_mean,
             completed_std=self.j_std,
-            free_slots=int(self.cluster.total_slots - self.busy_n.sum()),
+            free_slots=self._free_slots(),
             job_start=self.j_arrival,
         )
 
@@ -538,7 +570,8 @@ class Simulator:
                            t)
         return ClusterFacts(
             total_slots=cfg.total_slots,
-            free_slots=int(cfg.total_slots - self.busy_n.sum()),
+            free_slots=self._free_slots(),
+            blacklist=np.flatnonzero(self._bl_mask),
             cpu_util=util,
             mem_util=util,
             slot_node=self.slot_node,
@@ -691,9 +724,15 @@ class Simulator:
         self._request(task, k, copy=True, frac0=min(frac0, 1.0 - 1e-9))
 
     # ------------------------------------------------------------------ step 4: scheduling
+    def _free_slots(self) -> int:
+        """Free slots new containers may use (not on blacklisted nodes)."""
+        if self.blacklist is None:
+            return int(self.cluster.total_slots - self.busy_n.sum())
+        return int(np.maximum(self.cluster.slots - self.busy_n, 0)[~self._bl_mask].sum())
+
     def _schedule(self, t: float) -> None:
         cfg = self.cluster
-        free = cfg.total_slots - int(self.busy_n.sum())
+        free = self._free_slots()
         if free and self._queue:
             free -= self._schedule_copies(t)
         act = self._active
@@ -751,6 +790,8 @@ class Simulator:
         """
         cfg = self.cluster
         free = ~self.slot_busy.reshape(cfg.nodes, cfg.slots)
+        if self.blacklist is not None:
+            free = free & ~self._bl_mask[:, None]
         rank = np.cumsum(free, axis=1) - 1
         load = (self.busy_n[:, None] + rank) * cfg.nodes + self._node_perm[:, None]
         slots = np.flatnonzero(free.ravel())
@@ -767,6 +808,8 @@ class Simulator:
         if self._local_matters:
             home = self.t_home[tasks]
             free = ~self.slot_busy.reshape(cfg.nodes, cfg.slots)
+            if self.blacklist is not None:
+                free = free & ~self._bl_mask[:, None]
             n_free = free.sum(axis=1)
             order = np.argsort(home, kind="stable")
             sorted_home = home[order]
@@ -796,7 +839,7 @@ class Simulator:
                 self.t_att[task] -= 1
                 continue
             free_n = cfg.slots - self.busy_n
-            allowed = free_n > 0
+            allowed = (free_n > 0) & ~self._bl_mask
             if not allowed.any():
                 keep.append(aid)
                 continue
@@ -838,6 +881,7 @@ class Simulator:
         cfg = self.cluster
         node = slots // cfg.slots
         self.slot_busy[slots] = True
+        self._rates_dirty = True
         self.busy_n += np.bincount(node, minlength=cfg.nodes)
         fresh = aid >= len(self.t_base)
         factor = self.t_factor[tasks].copy()
@@ -872,6 +916,9 @@ class Simulator:
     # ------------------------------------------------------------------ step 5: rates
     def _update_rates(self, t: float) -> None:
         """``r = speed / (degradation * stretch(busy slots))``; bank the work of changed slots."""
+        if not self._rates_dirty:
+            return  # rates depend only on loads and degradation: unchanged
+        self._rates_dirty = False
         live = self.live
         node_factor = self._degr * self._stretch[self.busy_n]
         rate = self.slot_speed / node_factor[self.slot_node]
@@ -937,7 +984,9 @@ def simulate(
     policy_params: dict | None = None,
     progress: bool = False,
     gates: bool = True,
+    deadline: float | None = None,
+    blacklist: Blacklist | Iterable[int] | None = None,
 ) -> SimResult:
     """Run ``policy`` on ``workload``; see ``Simulator``."""
     return Simulator(workload, cluster, policy, policy_params, seed, deadline_factor,
-                     progress, gates).run()
+                     progress, gates, deadline, blacklist).run()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hedge.sim.cluster import ClusterConfig
+from hedge.sim.cluster import ClusterConfig, parse_blacklist
 from hedge.sim.engine import simulate
 from hedge.sim.metrics import summarize
 from hedge.traces.workload import Workload
@@ -55,6 +55,8 @@ class RunSpec:
     cluster: ClusterConfig
     deadline_factor: float | None = None
     progress: bool = False
+    deadline: float | None = None  # fixed relative deadline (s), instead of the factor
+    blacklist: str | None = None  # hedge.sim.cluster.parse_blacklist text
 
 
 _CACHE: dict[tuple[WorkloadSource, int], Workload] = {}
@@ -72,7 +74,8 @@ def run_one(spec: RunSpec) -> RunSummary:
     """Simulate one (policy, seed) and summarise it."""
     workload = _workload(spec.source, spec.seed)
     result = simulate(workload, spec.policy, spec.cluster, seed=spec.seed,
-                      deadline_factor=spec.deadline_factor, progress=spec.progress)
+                      deadline_factor=spec.deadline_factor, progress=spec.progress,
+                      deadline=spec.deadline, blacklist=parse_blacklist(spec.blacklist))
     row = summarize(result)
     row["seed"] = spec.seed
     row["tasks"] = int(workload.n_tasks)
