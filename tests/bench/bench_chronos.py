@@ -8,6 +8,15 @@ same r. Run: ``.venv/bin/python tests/bench/bench_chronos.py``.
 2 cores): the jobs of ``task_events/part-00000`` with 2-200 tasks (their own durations),
 deadline factor 1.5, a 200-node x 4-slot simulated cluster where 10% of attempts are slowed
 2-5x and JVM start-up takes 2 s; PoCD (deadline hit rate) and machine time per policy.
+
+``--sim-agreement`` checks the simulator against the closed forms (about 1 min): jobs of N
+tasks whose attempts take iid Pareto(t_min, beta) seconds (base work t_min times a Pareto
+factor; a copy draws a fresh factor from the same pool), all arriving at 0 on a cluster
+with a slot for every attempt (no waiting, no heterogeneity or contention, JVM start-up 0),
+fixed relative deadline D (``simulate(..., deadline=D)``). For ``none`` and for
+``chronos-clone`` with r fixed (``theta=0``: the utility is log PoCD, so the plan takes the
+largest r allowed, ``max_extra=r``) it prints the simulated PoCD, ``chronos.pocd(...)`` and
+whether they agree within 3 standard errors.
 """
 
 from __future__ import annotations
@@ -97,7 +106,46 @@ def google_comparison() -> None:
               f"{row['copies_launched']:7d} {time.perf_counter() - start:6.1f}", flush=True)
 
 
+def sim_agreement(n_tasks: int = 10, t_min: float = 10.0, beta: float = 1.5,
+                  deadline: float = 60.0, seed: int = 3) -> bool:
+    """Simulated PoCD vs ``chronos.pocd`` for none and chronos-clone (r = 1, 2)."""
+    from hedge.sim.cluster import ClusterConfig
+    from hedge.sim.engine import simulate
+    from hedge.traces.workload import Workload
+
+    print(f"\nsimulator vs closed form: N = {n_tasks} tasks, Pareto(t_min = {t_min:g}, "
+          f"beta = {beta:g}), D = {deadline:g} s, all jobs at t = 0, a slot per attempt")
+    print(f"{'policy':16} {'r':>2} {'jobs':>5} {'sim PoCD':>9} {'model':>7} {'3 se':>6} "
+          f"{'agree':>5} {'copies/task':>11} {'sim s':>6}")
+    ok = True
+    for strategy, r, jobs in (("none", 0, 3000), ("clone", 1, 400), ("clone", 2, 300)):
+        rng = np.random.default_rng([seed, r])
+        factors = rng.uniform(size=(jobs, n_tasks)) ** (-1.0 / beta)
+        workload = Workload.from_jobs([f"j{i}" for i in range(jobs)], np.zeros(jobs),
+                                      [np.full(n_tasks, t_min)] * jobs)
+        workload.straggler_factor[:] = factors.ravel()
+        cluster = ClusterConfig(nodes=jobs * n_tasks * (r + 1), slots=1, startup=0.0)
+        policy = "none" if strategy == "none" else f"chronos-{strategy}"
+        params = {} if strategy == "none" else dict(theta=0.0, max_extra=r, t_min=t_min,
+                                                    beta=beta)
+        began = time.perf_counter()
+        result = simulate(workload, policy, cluster, seed=seed, policy_params=params,
+                          deadline=deadline)
+        wall = time.perf_counter() - began
+        hit = float(np.mean(result.finish <= result.deadline))
+        model = chronos.pocd(strategy, n_tasks, deadline, t_min, beta, r)
+        se3 = 3 * np.sqrt(model * (1 - model) / jobs)
+        agree = abs(hit - model) <= se3
+        ok &= agree
+        copies = int(result.attempts.copy.sum()) / workload.n_tasks
+        print(f"{policy:16} {r:2d} {jobs:5d} {hit:9.4f} {model:7.4f} {se3:6.4f} "
+              f"{'yes' if agree else 'NO':>5} {copies:11.2f} {wall:6.1f}", flush=True)
+    return ok
+
+
 if __name__ == "__main__":
+    if "--sim-agreement" in sys.argv[1:]:
+        sys.exit(0 if sim_agreement() else 1)
     main()
     if "--google" in sys.argv[1:]:
         google_comparison()

@@ -102,3 +102,17 @@ def test_fixed_deadline_is_arrival_plus_d():
         simulate(wl, "none", CLUSTER, deadline=10.0, deadline_factor=2.0)
     with pytest.raises(HedgeError, match="--deadline=-1"):
         simulate(wl, "none", CLUSTER, deadline=-1.0)
+
+
+def test_fixed_deadline_pocd_matches_chronos_closed_form_for_none():
+    from hedge.analysis import chronos
+
+    # iid Pareto(10, 1.5) tasks, 10 per job, a slot each, D = 60 s: PoCD = (1 - (1/6)^1.5)^10
+    jobs, n, t_min, beta, d = 1000, 10, 10.0, 1.5, 60.0
+    rng = np.random.default_rng(0)
+    wl = Workload.from_jobs([f"j{i}" for i in range(jobs)], np.zeros(jobs),
+                            [np.full(n, t_min)] * jobs)
+    wl.straggler_factor[:] = rng.uniform(size=jobs * n) ** (-1 / beta)
+    r = simulate(wl, "none", ClusterConfig(nodes=jobs * n, slots=1), deadline=d)
+    model = chronos.pocd("none", n, d, t_min, beta, 0)
+    assert abs(np.mean(r.finish <= r.deadline) - model) <= 3 * np.sqrt(model * (1 - model) / jobs)

@@ -8,10 +8,11 @@ Gates must be conservative (when in doubt, return True) and are only for policie
 ``decide`` keeps no per-scan state. The simulator checks (tests) that a run with gates
 gives bit-identical results to one without.
 
-Rows are the simulator's slots: the attempt running there (``job`` -1: an empty slot, whose
-other columns are meaningless), with what the AM has received (same meaning as the
-``AttemptTable`` columns; ``progress`` 0 and NaN ``report_received`` before the first
-report arrives). Per-job arrays cover every job of the workload (index = ``job``), one
+Rows are running attempts: every running attempt of each job due for a scan (a job's
+rows are all present, so per-job statistics over rows are exact; a row with ``job`` -1
+is an empty slot, whose other columns are meaningless), with what the AM has received
+(same meaning as the ``AttemptTable`` columns; ``progress`` 0 and NaN
+``report_received`` before the first report arrives). Per-job arrays cover every job of the workload (index = ``job``), one
 column per task type (MAP, REDUCE); mean and std are NaN before a completion.
 """
 

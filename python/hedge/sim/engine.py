@@ -507,34 +507,37 @@ class Simulator:
 
     def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
         """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s."""
-        batch = self._batch(t)
         self._due_mask[due + 1] = True
-        hit = np.asarray(self._gate(batch), dtype=bool) & self._due_mask[batch.job + 1]
+        rows = np.flatnonzero(self._due_mask[self.live.job + 1])
         self._due_mask[due + 1] = False
-        self._due_mask[batch.job[hit] + 1] = True
+        batch = self._batch(t, rows)
+        marked = batch.job[np.asarray(self._gate(batch), dtype=bool)] + 1
+        self._due_mask[marked] = True
         want = self._due_mask[due + 1]
-        self._due_mask[batch.job[hit] + 1] = False
+        self._due_mask[marked] = False
         wanted, skip = due[want], due[~want]  # due is sorted (jobs activate in order)
         tick = self.cluster.tick
         self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
         return wanted
 
-    def _batch(self, t: float) -> ScanBatch:
-        """Every slot's attempt as its AM last heard of it, for a policy's ``needs_scan`` gate.
-
-        Rows are slots (``job`` -1: empty); per-job arrays cover every job.
+    def _batch(self, t: float, rows: np.ndarray) -> ScanBatch:
+        """The attempts in slots ``rows`` (every running attempt of the due jobs) as their
+        AM last heard of them, for a policy's ``needs_scan`` gate; per-job arrays cover
+        every job.
         """
         live = self.live
-        ok = live.r0 <= t
+        r0 = live.r0[rows]
+        ok = r0 <= t
+        start, task = live.start[rows], live.task[rows]
         return ScanBatch(
             now=t,
-            job=live.job,
-            task_type=self.t_type_sentinel[live.task],
-            start=live.start,
-            progress=np.where(ok, live.p0, live.p1),
-            report_sent=live.start + np.where(ok, live.k, live.k - 1) * self.cluster.hw,
-            report_received=np.where(ok, live.r0, live.r1),
-            task_attempts=self.t_att[live.task],
+            job=live.job[rows],
+            task_type=self.t_type[task],
+            start=start,
+            progress=np.where(ok, live.p0[rows], live.p1[rows]),
+            report_sent=start + (live.k[rows] - ~ok) * self.cluster.hw,
+            report_received=np.where(ok, r0, live.r1[rows]),
+            task_attempts=self.t_att[task],
             n_tasks=self.j_ntasks,
             completed=self.j_count,
             completed_mean=self.j_mean,
