@@ -50,22 +50,30 @@ def format_table(rows: list[dict]) -> str:
 
 
 def target_summary(rows: list[dict], realism: bool) -> list[str]:
-    """The issue's targets for hedge's fresh-* detectors against the classic ones."""
+    """The issue's targets for hedge's fresh-* detectors against the classic ones.
+
+    Published grid: mean FP <= 5 % on every configuration where the classic *rate*
+    detector's FP exceeds 20 % (the issue names rate for both fresh-* detectors), FN no
+    worse than the matching classic detector's (fresh-score vs score, fresh-rate vs
+    rate). Realism switches: FP <= 1/5 of the matching classic detector's wherever that
+    exceeds 20 %, FN no worse.
+    """
     limit = (lambda base: base / 5) if realism else (lambda base: 0.05)
-    rule = "FP <= 1/5 of" if realism else "FP <= 5% where"
-    lines = []
     present = {r["detector"] for r in rows}
+    cells = {tuple(r.get(k) for k in CONFIG_KEYS) for r in rows}
+    lines = []
     for fresh, classic in (("fresh-rate", "rate"), ("fresh-score", "score")):
-        if fresh not in present or classic not in present:
+        hot_by = classic if realism else "rate"
+        if not {fresh, classic, hot_by} <= present:
             continue
-        cells = {tuple(r.get(k) for k in CONFIG_KEYS) for r in rows}
-        hot = sum(1 for r in rows if r["detector"] == classic and (r["fp_mean"] or 0) > 0.2)
-        misses = check_targets(rows, limit, classic, fresh)
+        rule = f"FP <= 1/5 of {hot_by}" if realism else "FP <= 5%"
+        hot = sum(1 for r in rows if r["detector"] == hot_by and (r["fp_mean"] or 0) > 0.2)
+        misses = check_targets(rows, limit, classic, fresh, hot_by)
         fp_misses = [m for m in misses if f"{fresh} FP" in m]
         fn_misses = [m for m in misses if f"{fresh} FN" in m]
         lines.append(
-            f"{fresh} vs {classic}: {rule} {classic} on the {hot} of {len(cells)} configurations "
-            f"where {classic} FP > 20%: {hot - len(fp_misses)} met; FN no worse than "
+            f"{fresh} vs {classic}: {rule} on the {hot} of {len(cells)} configurations "
+            f"where {hot_by} FP > 20%: {hot - len(fp_misses)} met; FN no worse than "
             f"{classic}: {len(cells) - len(fn_misses)} of {len(cells)} met"
         )
         lines += [f"  miss: {m}" for m in misses]

@@ -15,9 +15,11 @@ rate           ETD_i = t - s_i + (1 - PS_i)/PR_i >= 1.2 x mean ETD (LATE; Mantri
 hadoop         legacy run-time estimate > mean + 1.0 std of completed run times (per type)
 static         ECT_i > 1.5 x mean ECT, ECT measured from the job's start
 adaptive       ECT_i > Th x mean ECT, Th = Q + alpha P + beta R (:func:`adaptive_threshold`)
-fresh-score    score on progress extrapolated from the report's send time
-fresh-rate     rate on the heartbeat-fresh estimate (:func:`hedge.estimate.fresh_ect`)
+fresh-score    score on normalised progress: fresh rate x a common working time
+fresh-rate     rate on the heartbeat-fresh estimate, cautious under speed noise
 =============  ==========================================================================
+
+The fresh-* rules themselves are in :mod:`hedge.detect.fresh`.
 """
 
 from __future__ import annotations
@@ -26,9 +28,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from hedge.detect.fresh import fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import adaptive_threshold, hadoop_rule, ratio_rule, score_rule
 from hedge.errors import HedgeError
-from hedge.estimate import estimate_ect, fresh_progress, legacy_ect
+from hedge.estimate import estimate_ect, legacy_ect
+from hedge.estimate.runtime import fresh_rate as fresh_rate_of
+from hedge.estimate.runtime import fresh_work_start_arrays
 from hedge.model import AttemptState, Snapshot
 
 Mask = np.ndarray
@@ -130,17 +135,30 @@ def adaptive(snapshot: Snapshot, **params: float | str) -> Mask:
     return ratio_rule(_job_relative_ect(snapshot, estimator), known, cand, th, strict=True)
 
 
-def fresh_score(snapshot: Snapshot, gap: float = 0.2) -> Mask:
-    """Score-based detection on progress extrapolated to the scan time."""
+def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2) -> Mask:
+    """Score-based detection on normalised progress (:func:`fresh_score_rule`)."""
     known, cand = _rule_inputs(snapshot)
-    return score_rule(fresh_progress(snapshot.attempts, snapshot.now), known, cand, gap)
+    a = snapshot.attempts
+    rate = fresh_rate_of(a)
+    work_start = fresh_work_start_arrays(a.first_progress_time, a.first_progress, rate)
+    return fresh_score_rule(rate, work_start, snapshot.now, known, cand, gap, horizon)
 
 
-def fresh_rate(snapshot: Snapshot, factor: float = 1.2) -> Mask:
-    """Rate-based detection on the heartbeat-fresh expected duration."""
+def fresh_rate(snapshot: Snapshot, factor: float = 1.2, margin: float = 0.05,
+               caution: float = 0.5, noise_evidence: float = 0.01,
+               speed_noise: float | None = None) -> Mask:
+    """Rate-based detection on the heartbeat-fresh expected duration (:func:`fresh_rate_rule`).
+
+    ``speed_noise``: the job's :func:`hedge.estimate.runtime.speed_noise_arrays`, which
+    needs each attempt's previous report (the fresh-rate policy remembers them); None
+    means unknown, judged as noisy.
+    """
     known, cand = _rule_inputs(snapshot)
-    etd = estimate_ect("fresh", snapshot.attempts, snapshot.now) - snapshot.attempts.start
-    return ratio_rule(etd, known, cand, factor)
+    a = snapshot.attempts
+    ect = estimate_ect("fresh", a, snapshot.now)
+    noise = np.nan if speed_noise is None else speed_noise
+    return fresh_rate_rule(ect, a.start, a.report_sent, snapshot.now, known, cand, noise,
+                           factor, margin, caution, noise_evidence)
 
 
 DETECTORS: dict[str, Callable[..., Mask]] = {

@@ -172,6 +172,52 @@ def fresh_arrays(
     return _finished(ect, progress, sent)
 
 
+def speed_noise_arrays(
+    start: Array,
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    prev_progress: Array,
+    prev_sent: Array,
+    known: Array,
+    jvm_evidence: float = 1.0,
+) -> Array:
+    """How much attempts' speeds change between reports: the job's evidence of noise.
+
+    Per attempt with the report before its last (``prev_sent``, ``prev_progress`` > 0):
+    ``|recent / before - 1|`` with the recent rate over the last report interval,
+    ``(p - p_prev) / (st - st_prev)``, and the rate before it, from the first progress
+    report to the previous report (``(p_prev - p_fp) / (st_prev - t_fp)``) or, when that
+    is one report and the peers show no start-up delay (median <= ``jvm_evidence`` s, as
+    in :func:`fresh_rate_arrays`), from the launch (``p_prev / (st_prev - t0)``).
+    Returns the median over the ``known`` attempts along the last axis, kept as an axis:
+    0 under constant speed, about 0.1 when speeds change by +-30 % every few seconds.
+    NaN when no attempt has two rate intervals yet: no evidence either way.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gained, since = progress - first_progress, sent - first_progress_time
+        chronos = np.where((gained > 0) & (since > 0), gained / since, np.nan)
+        startup = first_progress_time - first_progress / chronos - start
+        peer_startup = _nanmedian_last(np.where(known, startup, np.nan))
+        recent = (progress - prev_progress) / (sent - prev_sent)
+        since_fp = (prev_progress - first_progress) / (prev_sent - first_progress_time)
+        since_launch = prev_progress / (prev_sent - start)
+        before = np.where(prev_sent > first_progress_time, since_fp,
+                          np.where(peer_startup <= jvm_evidence, since_launch, np.nan))
+        before = np.where((prev_progress > 0) & (before > 0), before, np.nan)
+        change = np.where(known, np.abs(recent / before - 1.0), np.nan)
+    return _nanmedian_last(change)
+
+
+def fresh_work_start_arrays(first_progress_time: Array, first_progress: Array,
+                            rate: Array) -> Array:
+    """When the attempt's work began (after its JVM start-up), extrapolated back from its
+    first progress report at ``rate``: ``t_fp - p_fp / rate`` (NaN without a rate)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return first_progress_time - first_progress / rate
+
+
 # --- AttemptTable forms --------------------------------------------------------------------
 
 
@@ -204,6 +250,13 @@ def _per_task_type(attempts: AttemptTable, estimate: Callable[..., Array],
         out[rows] = estimate(a.start[rows], a.progress[rows], a.report_sent[rows],
                              a.first_progress_time[rows], a.first_progress[rows], now)
     return out
+
+
+def fresh_rate(attempts: AttemptTable) -> Array:
+    """:func:`fresh_rate_arrays` on a table (progress per second), per task type."""
+    return _per_task_type(
+        attempts, lambda st, p, sent, fpt, fp, _now: fresh_rate_arrays(st, p, sent, fpt, fp),
+        0.0)
 
 
 def fresh_ect(attempts: AttemptTable, now: float) -> Array:

@@ -17,7 +17,9 @@ more already has a copy, which ``decide`` never copies again). The ``ReportHisto
 keep only validates, so skipping a scan cannot change a decision. Ungated: ``adaptive``
 (its threshold depends on the job's deadline, progress and cluster load in ways no
 cheap bound captures) and the ``fresh-*`` policies (their rate needs per-task-type
-medians over each job's peers and the first-progress reports, not in the batch).
+medians over each job's peers and the first-progress reports, not in the batch; the
+fresh-rate policy also remembers every attempt's previous report, so it must see every
+scan).
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from hedge.detect.detectors import DETECTORS
+from hedge.detect.detectors import DETECTORS, known_mask
 from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect
-from hedge.estimate.runtime import legacy_arrays, rate_arrays
+from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch
 from hedge.policy.base import Policy, register
@@ -230,21 +232,87 @@ class RatePolicy(DetectorPolicy):
         return _ratio_gate(batch, etd, self.factor)
 
 
+class PreviousReports:
+    """Remembers, per attempt, its last report and the one before (send time, progress).
+
+    The AttemptTable carries only the last report and the first progress report; the
+    fresh-rate policy sees every scan, so it keeps the previous one itself to measure how
+    much speeds change between reports (:func:`speed_noise_arrays`).
+    """
+
+    def __init__(self) -> None:
+        self._ids = np.empty(0, dtype=np.int64)
+        self._last = np.empty((0, 2))  # (sent, progress)
+        self._prev = np.empty((0, 2))
+
+    def update(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """Record this snapshot's reports; per attempt: (prev send time, prev progress),
+        NaN until a second distinct report has been seen."""
+        a = snapshot.attempts
+        current = np.column_stack([a.report_sent, a.progress])
+        prev = np.full((len(a), 2), np.nan)
+        if len(self._ids):
+            pos = np.minimum(np.searchsorted(self._ids, a.attempt), len(self._ids) - 1)
+            seen = self._ids[pos] == a.attempt
+            last, before = self._last[pos], self._prev[pos]
+            with np.errstate(invalid="ignore"):
+                newer = seen & (a.report_sent > last[:, 0])
+            prev = np.where(newer[:, None], last, np.where(seen[:, None], before, np.nan))
+            current = np.where((seen & ~newer & ~np.isfinite(a.report_sent))[:, None],
+                               last, current)
+        keep = ~np.isin(self._ids, a.attempt)
+        ids = np.concatenate([self._ids[keep], a.attempt])
+        order = np.argsort(ids, kind="stable")
+        self._ids = ids[order]
+        self._last = np.concatenate([self._last[keep], current])[order]
+        self._prev = np.concatenate([self._prev[keep], prev])[order]
+        return prev[:, 0], prev[:, 1]
+
+    def speed_noise(self, snapshot: Snapshot) -> float:
+        """The job's speed noise after recording ``snapshot`` (NaN: no evidence yet)."""
+        prev_sent, prev_progress = self.update(snapshot)
+        a = snapshot.attempts
+        known = known_mask(snapshot)
+        return float(speed_noise_arrays(a.start, a.progress, a.report_sent,
+                                        a.first_progress_time, a.first_progress,
+                                        prev_progress, prev_sent, known)[0])
+
+
 @register
 class FreshScorePolicy(ScorePolicy):
-    """Score-based on progress extrapolated from each heartbeat's send time."""
+    """Score-based on normalised progress (fresh rate x a common working time)."""
 
     name = "fresh-score"
     detector = "fresh-score"
     order_by = "fresh"
     needs_scan = None  # ungated (see the module docstring)
 
+    def __init__(self, gap: float = 0.2, horizon: float = 1.2) -> None:
+        super().__init__(gap)
+        self.horizon = horizon
+
 
 @register
-class FreshRatePolicy(RatePolicy):
-    """Rate-based on the heartbeat-fresh estimate."""
+class FreshRatePolicy(DetectorPolicy):
+    """Rate-based on the heartbeat-fresh estimate, cautious while speeds are noisy."""
 
     name = "fresh-rate"
     detector = "fresh-rate"
     order_by = "fresh"
-    needs_scan = None  # ungated (see the module docstring)
+
+    def __init__(self, factor: float = 1.2, margin: float = 0.05, caution: float = 0.5,
+                 noise_evidence: float = 0.01) -> None:
+        super().__init__()
+        self.factor = factor
+        self.margin = margin
+        self.caution = caution
+        self.noise_evidence = noise_evidence
+        self._reports = PreviousReports()
+        self._speed_noise = float("nan")
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        self._speed_noise = self._reports.speed_noise(snapshot)
+        return super().decide(snapshot)
+
+    def detector_params(self) -> dict[str, object]:
+        return {**super().detector_params(), "speed_noise": self._speed_noise}
