@@ -32,8 +32,6 @@ from hedge.detect.fresh import fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import adaptive_threshold, hadoop_rule, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect, legacy_ect
-from hedge.estimate.runtime import fresh_rate as fresh_rate_of
-from hedge.estimate.runtime import fresh_work_start_arrays
 from hedge.model import AttemptState, Snapshot
 
 Mask = np.ndarray
@@ -135,30 +133,34 @@ def adaptive(snapshot: Snapshot, **params: float | str) -> Mask:
     return ratio_rule(_job_relative_ect(snapshot, estimator), known, cand, th, strict=True)
 
 
-def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2) -> Mask:
-    """Score-based detection on normalised progress (:func:`fresh_score_rule`)."""
+def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
     known, cand = _rule_inputs(snapshot)
     a = snapshot.attempts
-    rate = fresh_rate_of(a)
-    work_start = fresh_work_start_arrays(a.first_progress_time, a.first_progress, rate)
-    return fresh_score_rule(rate, work_start, snapshot.now, known, cand, gap, horizon)
+    ect = estimate_ect("fresh", a, snapshot.now)
+    noise = np.nan if speed_noise is None else speed_noise
+    return ect, a.start, a.report_sent, snapshot.now, known, cand, noise
+
+
+def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
+                margin: float = 0.02, caution: float = 0.5, noise_evidence: float = 0.01,
+                speed_noise: float | None = None) -> Mask:
+    """Score-based detection on normalised progress (:func:`fresh_score_rule`).
+
+    ``speed_noise``: the job's :func:`hedge.estimate.runtime.speed_noise_arrays`, which
+    needs each attempt's previous report (the fresh-* policies remember them); None means
+    unknown, judged as noisy.
+    """
+    return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, margin,
+                            caution, noise_evidence)
 
 
 def fresh_rate(snapshot: Snapshot, factor: float = 1.2, margin: float = 0.05,
                caution: float = 0.5, noise_evidence: float = 0.01,
                speed_noise: float | None = None) -> Mask:
-    """Rate-based detection on the heartbeat-fresh expected duration (:func:`fresh_rate_rule`).
-
-    ``speed_noise``: the job's :func:`hedge.estimate.runtime.speed_noise_arrays`, which
-    needs each attempt's previous report (the fresh-rate policy remembers them); None
-    means unknown, judged as noisy.
-    """
-    known, cand = _rule_inputs(snapshot)
-    a = snapshot.attempts
-    ect = estimate_ect("fresh", a, snapshot.now)
-    noise = np.nan if speed_noise is None else speed_noise
-    return fresh_rate_rule(ect, a.start, a.report_sent, snapshot.now, known, cand, noise,
-                           factor, margin, caution, noise_evidence)
+    """Rate-based detection on the heartbeat-fresh expected duration
+    (:func:`fresh_rate_rule`); ``speed_noise`` as in :func:`fresh_score`."""
+    return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, margin, caution,
+                           noise_evidence)
 
 
 DETECTORS: dict[str, Callable[..., Mask]] = {

@@ -2,27 +2,30 @@
 
 The study (:mod:`hedge.detect.study`) and the snapshot detectors
 (:mod:`hedge.detect.detectors`, hence the policies) both call these, so the simulator,
-the plugin and the study judge tasks the same way.
+the plugin and the study judge tasks the same way. Both work on the fresh estimate
+(:func:`hedge.estimate.runtime.fresh_arrays`): ETD_i = ECT_i - s_i, the expected run time
+from launch (JVM start-up included), exact under constant speed.
 
-``fresh-rate``: LATE's rule ``ETD_i >= factor x mean ETD`` on the fresh estimate
-(:func:`hedge.estimate.runtime.fresh_arrays`), which is exact under constant speed. When
-the job gives no evidence that speeds are constant (its
+Speed noise. When the job gives no evidence that speeds are constant (its
 :func:`hedge.estimate.runtime.speed_noise_arrays` is above ``noise_evidence``, or
-unknown), the extrapolation can be wrong either way, so:
+unknown), the extrapolation can be wrong either way, so both rules then
 
-- a running attempt's duration is at least its elapsed time: ETD >= t - s_i;
-- a candidate is judged on an optimistic ETD, its estimated remaining time shrunk by
-  ``caution`` (it might speed up): early, noisy over-estimates do not flag it;
-- the bar is ``(factor - margin) x mean ETD``: a task just past ``factor`` x the mean
-  can end between two scans or between two heartbeats, so it is caught a little early.
+- floor a running attempt's ETD at its elapsed time t - s_i (it has not ended yet);
+- judge a candidate on an *optimistic* ETD, its estimated remaining time shrunk by
+  ``caution`` (it may speed up): early, noisy over-estimates do not flag it;
+- lower the bar by ``margin``: a task just past the bar can end between two scans or
+  two heartbeats, so it has to be caught a little early.
 
-``fresh-score``: the score rule ``NP_i <= mean NP - gap`` on *normalised progress*: the
-progress each task would show after working for the same time H, ``NP_i = rate_i x H``
-(rate after JVM start-up, not capped at 1), where H is the longest any task has been
-working, at most ``horizon`` x the mean estimated work duration (beyond it, normal
-tasks are done). Raw progress punishes late starters (a task launched 2 s ago has
-progress 0.1 however fast it is) and at ``gap`` = 0.2 it cannot separate a task 1.2x
-the mean from a normal one; normalised progress does both.
+``fresh-rate``: LATE's rule ``ETD_i >= factor x mean ETD`` (bar ``factor - margin`` when
+noisy).
+
+``fresh-score``: the score rule ``NP_i <= mean NP - gap`` (``gap - margin`` when noisy)
+on *normalised progress*: the fraction of its run each task has done after running for
+the same time H since its own launch, ``NP_i = H / ETD_i`` (not capped at 1). H is the
+longest any task has been running, at most ``horizon`` x the mean ETD (by then normal
+tasks are done). Raw progress punishes late starters (a task launched 2 s ago shows 0.1
+however fast it is) and, at gap 0.2, cannot tell a task 1.2x the mean from a normal
+one; normalised progress does both, and keeps a slow JVM start-up against the task.
 """
 
 from __future__ import annotations
@@ -31,9 +34,22 @@ import warnings
 
 import numpy as np
 
-from hedge.detect.rules import masked_mean, score_rule
+from hedge.detect.rules import masked_mean
 
 Array = np.ndarray
+
+
+def _etds(ect: Array, start: Array, sent: Array, now: float | Array, candidates: Array,
+          noise: float | Array, caution: float, noise_evidence: float,
+          ) -> tuple[Array, Array, Array]:
+    """(noisy, central ETD, optimistic ETD); the last two differ from ECT - start only for
+    running candidates of noisy jobs (module docstring)."""
+    with np.errstate(invalid="ignore"):
+        noisy = ~(np.asarray(noise) <= noise_evidence)
+        running = noisy & candidates & np.isfinite(ect)
+        central = np.where(running, np.fmax(ect, now), ect) - start
+        optimistic = np.where(running, np.fmax(ect - caution * (ect - sent), now), ect)
+    return noisy, central, optimistic - start
 
 
 def fresh_rate_rule(
@@ -49,43 +65,47 @@ def fresh_rate_rule(
     caution: float = 0.5,
     noise_evidence: float = 0.01,
 ) -> Array:
-    """Flag candidates whose (optimistic) ETD >= bar x mean ETD; see the module docstring.
+    """``ETD_i >= factor x mean ETD`` (noisy: optimistic ETD_i, bar ``factor - margin``).
 
     ``ect``: fresh ECTs (report send time + estimated remaining time; the send time for
     finished attempts); ``noise``: the job's speed noise
     (:func:`hedge.estimate.runtime.speed_noise_arrays`, NaN = unknown), broadcast
-    against the batch axes. Constant speed: exactly
-    ``ETD_i >= factor x mean ETD``.
+    against the batch axes.
     """
+    noisy, central, optimistic = _etds(ect, start, sent, now, candidates, noise, caution,
+                                       noise_evidence)
+    limit = np.where(noisy, factor - margin, factor) * masked_mean(central, known)[..., None]
     with np.errstate(invalid="ignore"):
-        noisy = ~(np.asarray(noise) <= noise_evidence)
-        running = noisy & candidates & np.isfinite(ect)
-        central = np.where(running, np.fmax(ect, now), ect)
-        optimistic = np.where(running, np.fmax(ect - caution * (ect - sent), now), ect)
-        bar = np.where(noisy, factor - margin, factor)
-        limit = bar * masked_mean(central - start, known)[..., None]
-        return candidates & (optimistic - start >= limit)
+        return candidates & (optimistic >= limit)
 
 
 def fresh_score_rule(
-    rate: Array,
-    work_start: Array,
+    ect: Array,
+    start: Array,
+    sent: Array,
     now: float | Array,
     known: Array,
     candidates: Array,
+    noise: float | Array,
     gap: float = 0.2,
     horizon: float = 1.2,
+    margin: float = 0.02,
+    caution: float = 0.5,
+    noise_evidence: float = 0.01,
 ) -> Array:
-    """Score rule on normalised progress ``NP_i = rate_i x H`` (module docstring).
+    """``NP_i <= mean NP - gap`` on normalised progress ``NP_i = H / ETD_i``.
 
-    ``H = min(max_i (t - w_i), horizon x mean_i (1 / rate_i))`` over the known tasks with
-    a rate, ``w_i`` = work start. Tasks without a rate (no progress yet) are neither
-    flagged nor in the mean.
+    ``H = min(max_i (t - s_i), horizon x mean ETD)`` over the known tasks with an
+    estimate (tasks without one, e.g. no progress yet, are neither flagged nor in the
+    mean). Noisy jobs: candidates are judged on their optimistic ETD, the mean uses the
+    floored one, the gap is ``gap - margin``. Arguments as in :func:`fresh_rate_rule`.
     """
+    noisy, central, optimistic = _etds(ect, start, sent, now, candidates, noise, caution,
+                                       noise_evidence)
+    usable = known & np.isfinite(central)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are expected
-        usable = known & np.isfinite(rate)
-        working = np.nanmax(np.where(usable, now - work_start, np.nan), axis=-1)
-        duration = masked_mean(1.0 / rate, usable)
-        h = np.fmin(working, horizon * duration)[..., None]
-        return score_rule(rate * h, usable, candidates & usable, gap)
+        running_for = np.nanmax(np.where(usable, now - start, np.nan), axis=-1)
+        h = np.fmin(running_for, horizon * masked_mean(central, usable))[..., None]
+        limit = masked_mean(h / central, usable)[..., None] - np.where(noisy, gap - margin, gap)
+        return candidates & usable & (h / optimistic <= limit)

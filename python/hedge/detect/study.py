@@ -34,8 +34,6 @@ from hedge.detect.rules import masked_mean, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate.runtime import (
     fresh_arrays,
-    fresh_rate_arrays,
-    fresh_work_start_arrays,
     legacy_arrays,
     rate_arrays,
     speed_noise_arrays,
@@ -240,22 +238,22 @@ def _rate(v: View) -> np.ndarray:
     return ratio_rule(etd, v.known, v.candidates, STRAGGLER_FACTOR)
 
 
-def _fresh_rate_of(v: View) -> np.ndarray:
-    return fresh_rate_arrays(v.start, v.progress, v.sent, v.first_progress_time,
-                             v.first_progress, v.min_reports)
-
-
-def _fresh_score(v: View) -> np.ndarray:
-    rate = _fresh_rate_of(v)
-    work_start = fresh_work_start_arrays(v.first_progress_time, v.first_progress, rate)
-    return fresh_score_rule(rate, work_start, v.now, v.known, v.candidates)
-
-
-def _fresh_rate(v: View) -> np.ndarray:
+def _fresh_inputs(v: View) -> tuple[np.ndarray, np.ndarray]:
+    """Fresh ECTs and the job's speed noise, for the fresh-* rules."""
     ect = fresh_arrays(v.start, v.progress, v.sent, v.first_progress_time, v.first_progress,
                        v.now, v.min_reports)
     noise = speed_noise_arrays(v.start, v.progress, v.sent, v.first_progress_time,
                                v.first_progress, v.prev_progress, v.prev_sent, v.known)
+    return ect, noise
+
+
+def _fresh_score(v: View) -> np.ndarray:
+    ect, noise = _fresh_inputs(v)
+    return fresh_score_rule(ect, v.start, v.sent, v.now, v.known, v.candidates, noise)
+
+
+def _fresh_rate(v: View) -> np.ndarray:
+    ect, noise = _fresh_inputs(v)
     return fresh_rate_rule(ect, v.start, v.sent, v.now, v.known, v.candidates, noise)
 
 

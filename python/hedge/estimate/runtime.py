@@ -210,14 +210,6 @@ def speed_noise_arrays(
     return _nanmedian_last(change)
 
 
-def fresh_work_start_arrays(first_progress_time: Array, first_progress: Array,
-                            rate: Array) -> Array:
-    """When the attempt's work began (after its JVM start-up), extrapolated back from its
-    first progress report at ``rate``: ``t_fp - p_fp / rate`` (NaN without a rate)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return first_progress_time - first_progress / rate
-
-
 # --- AttemptTable forms --------------------------------------------------------------------
 
 
@@ -250,13 +242,6 @@ def _per_task_type(attempts: AttemptTable, estimate: Callable[..., Array],
         out[rows] = estimate(a.start[rows], a.progress[rows], a.report_sent[rows],
                              a.first_progress_time[rows], a.first_progress[rows], now)
     return out
-
-
-def fresh_rate(attempts: AttemptTable) -> Array:
-    """:func:`fresh_rate_arrays` on a table (progress per second), per task type."""
-    return _per_task_type(
-        attempts, lambda st, p, sent, fpt, fp, _now: fresh_rate_arrays(st, p, sent, fpt, fp),
-        0.0)
 
 
 def fresh_ect(attempts: AttemptTable, now: float) -> Array:

@@ -18,7 +18,7 @@ keep only validates, so skipping a scan cannot change a decision. Ungated: ``ada
 (its threshold depends on the job's deadline, progress and cluster load in ways no
 cheap bound captures) and the ``fresh-*`` policies (their rate needs per-task-type
 medians over each job's peers and the first-progress reports, not in the batch; the
-fresh-rate policy also remembers every attempt's previous report, so it must see every
+fresh-* policies also remember every attempt's previous report, so they must see every
 scan).
 """
 
@@ -236,7 +236,7 @@ class PreviousReports:
     """Remembers, per attempt, its last report and the one before (send time, progress).
 
     The AttemptTable carries only the last report and the first progress report; the
-    fresh-rate policy sees every scan, so it keeps the previous one itself to measure how
+    fresh-* policies see every scan, so it keeps the previous one itself to measure how
     much speeds change between reports (:func:`speed_noise_arrays`).
     """
 
@@ -278,35 +278,14 @@ class PreviousReports:
                                         prev_progress, prev_sent, known)[0])
 
 
-@register
-class FreshScorePolicy(ScorePolicy):
-    """Score-based on normalised progress (fresh rate x a common working time)."""
+class FreshPolicy(DetectorPolicy):
+    """A fresh-* detector policy: passes the job's speed noise, measured from the
+    previous reports it remembers, to its detector."""
 
-    name = "fresh-score"
-    detector = "fresh-score"
-    order_by = "fresh"
-    needs_scan = None  # ungated (see the module docstring)
-
-    def __init__(self, gap: float = 0.2, horizon: float = 1.2) -> None:
-        super().__init__(gap)
-        self.horizon = horizon
-
-
-@register
-class FreshRatePolicy(DetectorPolicy):
-    """Rate-based on the heartbeat-fresh estimate, cautious while speeds are noisy."""
-
-    name = "fresh-rate"
-    detector = "fresh-rate"
     order_by = "fresh"
 
-    def __init__(self, factor: float = 1.2, margin: float = 0.05, caution: float = 0.5,
-                 noise_evidence: float = 0.01) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.factor = factor
-        self.margin = margin
-        self.caution = caution
-        self.noise_evidence = noise_evidence
         self._reports = PreviousReports()
         self._speed_noise = float("nan")
 
@@ -316,3 +295,36 @@ class FreshRatePolicy(DetectorPolicy):
 
     def detector_params(self) -> dict[str, object]:
         return {**super().detector_params(), "speed_noise": self._speed_noise}
+
+
+@register
+class FreshScorePolicy(FreshPolicy):
+    """Score-based on normalised progress (run fraction after a common running time)."""
+
+    name = "fresh-score"
+    detector = "fresh-score"
+
+    def __init__(self, gap: float = 0.2, horizon: float = 1.2, margin: float = 0.02,
+                 caution: float = 0.5, noise_evidence: float = 0.01) -> None:
+        super().__init__()
+        self.gap = gap
+        self.horizon = horizon
+        self.margin = margin
+        self.caution = caution
+        self.noise_evidence = noise_evidence
+
+
+@register
+class FreshRatePolicy(FreshPolicy):
+    """Rate-based on the heartbeat-fresh estimate, cautious while speeds are noisy."""
+
+    name = "fresh-rate"
+    detector = "fresh-rate"
+
+    def __init__(self, factor: float = 1.2, margin: float = 0.05, caution: float = 0.5,
+                 noise_evidence: float = 0.01) -> None:
+        super().__init__()
+        self.factor = factor
+        self.margin = margin
+        self.caution = caution
+        self.noise_evidence = noise_evidence
