@@ -77,13 +77,13 @@ def test_fresh_score_is_fair_to_late_starters() -> None:
     ect, sent = start + 10.0, np.full(4, 9.0)
     progress = np.array([0.9, 0.9, 0.9, 0.1])
     assert score_rule(progress, ALL, ALL)[3]  # 0.1 <= mean 0.7 - 0.2
-    # normalised: H = min(9, 1.2 x 10) = 9, NP = 9 / 10 for all
+    # normalised: H = min(9, 1.15 x 10) = 9, NP = 9 / 10 for all
     assert not fresh_score_rule(ect, start, sent, 9.0, ALL, ALL, 0.0).any()
 
 
 def test_fresh_score_separates_a_task_of_1_3_times_the_mean() -> None:
     start, sent = np.zeros(4), np.array([10.0, 10.0, 10.0, 12.0])
-    # H = min(12, 1.2 x 10.75 = 12.9) = 12; NP = 1.2, 1.2, 1.2, 12/13 = 0.923;
+    # H = min(12, 1.15 x 10.75 = 12.36) = 12; NP = 1.2, 1.2, 1.2, 12/13 = 0.923;
     # mean 1.1308 - 0.2 = 0.9308 >= 0.923: flagged
     ect = np.array([10.0, 10.0, 10.0, 13.0])
     flagged = fresh_score_rule(ect, start, sent, 12.0, ALL, RUNNING_LAST, 0.0)
@@ -115,7 +115,7 @@ def test_snapshot_detectors_take_the_speed_noise() -> None:
     # < 1.15 x 11.5 = 13.225
     np.testing.assert_array_equal(detect("fresh-rate", s, speed_noise=0.0), [0, 0, 0, 1])
     assert not detect("fresh-rate", s).any()
-    # score: H = min(10.5, 1.2 x 11.5) = 10.5; NP = 1.05, 1.05, 1.05, 0.65625;
+    # score: H = min(10.5, 1.15 x 11.5) = 10.5; NP = 1.05, 1.05, 1.05, 0.65625;
     # mean 0.9516 - 0.2 = 0.7516 >= 0.65625
     np.testing.assert_array_equal(detect("fresh-score", s, speed_noise=0.0), [0, 0, 0, 1])
 

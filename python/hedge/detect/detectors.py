@@ -141,7 +141,7 @@ def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
     return ect, a.start, a.report_sent, snapshot.now, known, cand, noise
 
 
-def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
+def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.15,
                 margin: float = 0.02, caution: float = 0.5, noise_evidence: float = 0.01,
                 speed_noise: float | None = None) -> Mask:
     """Score-based detection on normalised progress (:func:`fresh_score_rule`).

@@ -304,7 +304,7 @@ class FreshScorePolicy(FreshPolicy):
     name = "fresh-score"
     detector = "fresh-score"
 
-    def __init__(self, gap: float = 0.2, horizon: float = 1.2, margin: float = 0.02,
+    def __init__(self, gap: float = 0.2, horizon: float = 1.15, margin: float = 0.02,
                  caution: float = 0.5, noise_evidence: float = 0.01) -> None:
         super().__init__()
         self.gap = gap
