@@ -8,9 +8,15 @@ and prints
 - tasks/s and the speed-up over real time (simulated seconds per wall second; YARN's
   Scheduler Load Simulator replays at wall-clock speed, 1x);
 - hadoop's wall time relative to none's on the same workload;
-- the scaling ratio (wall time per task relative to the smallest size; 1.0 = linear).
+- the scaling ratio (CPU time per task relative to the smallest size; 1.0 = linear).
 
-Usage: .venv/bin/python tests/bench/bench_sim.py [--sizes 100000,1000000] [--policies none,hadoop]
+Times are CPU seconds of this process (``time.process_time``; the simulator is single-
+threaded, so on an idle machine they equal wall time, and they stay meaningful when other
+processes share the cores); wall seconds are printed beside them. ``--none-sizes`` adds
+sizes run under ``none`` only (e.g. 5,000,000: about 3 min).
+
+Usage: .venv/bin/python tests/bench/bench_sim.py [--sizes 100000,1000000]
+       [--policies none,hadoop] [--none-sizes 5000000]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--policies", default="none,hadoop")
+    parser.add_argument("--none-sizes", default="")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--slots", type=int, default=4)
     args = parser.parse_args()
@@ -40,24 +47,27 @@ def main() -> None:
     policies = args.policies.split(",")
     base_per_task: dict[str, float] = {}
     print(f"cluster: {args.nodes} nodes x {args.slots} slots")
-    print(f"{'tasks':>9} {'jobs':>6} {'policy':>7} {'wall_s':>8} {'tasks/s':>9} "
-          f"{'sim_s':>9} {'x_real':>8} {'vs_none':>8} {'scaling':>8} {'scans':>8}")
-    for size in (int(s) for s in args.sizes.split(",")):
+    print(f"{'tasks':>9} {'jobs':>6} {'policy':>7} {'cpu_s':>7} {'wall_s':>7} {'tasks/s':>8} "
+          f"{'sim_s':>9} {'x_real':>7} {'vs_none':>7} {'scaling':>7} {'scans':>7}")
+    runs = [(int(s), policies) for s in args.sizes.split(",") if s]
+    runs += [(int(s), ["none"]) for s in args.none_sizes.split(",") if s]
+    for size, names in runs:
         workload = default_workload(0, n_jobs=max(1, round(size / TASKS_PER_JOB)))
-        walls: dict[str, float] = {}
-        for policy in policies:
-            began = time.perf_counter()
+        cpus: dict[str, float] = {}
+        for policy in names:
+            began, began_cpu = time.perf_counter(), time.process_time()
             result = simulate(workload, policy, cluster, seed=0)
+            cpu = time.process_time() - began_cpu
             wall = time.perf_counter() - began
-            walls[policy] = wall
+            cpus[policy] = cpu
             span = float(np.nanmax(result.finish) - workload.arrival.min())
-            per_task = wall / workload.n_tasks
+            per_task = cpu / workload.n_tasks
             base_per_task.setdefault(policy, per_task)
-            vs_none = wall / walls["none"] if "none" in walls else float("nan")
-            print(f"{workload.n_tasks:>9} {workload.n_jobs:>6} {policy:>7} {wall:>8.1f} "
-                  f"{workload.n_tasks / wall:>9.0f} {span:>9.0f} {span / wall:>8.0f} "
-                  f"{vs_none:>8.2f} {per_task / base_per_task[policy]:>8.2f} "
-                  f"{result.scans:>8}", flush=True)
+            vs_none = cpu / cpus["none"] if "none" in cpus else float("nan")
+            print(f"{workload.n_tasks:>9} {workload.n_jobs:>6} {policy:>7} {cpu:>7.1f} "
+                  f"{wall:>7.1f} {workload.n_tasks / cpu:>8.0f} {span:>9.0f} {span / cpu:>7.0f} "
+                  f"{vs_none:>7.2f} {per_task / base_per_task[policy]:>7.2f} "
+                  f"{result.scans:>7}", flush=True)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,14 @@ _NEW, _RUNNING, _DONE, _KILLED, _CANCELLED = 0, 1, 2, 3, 4
 _IDLE_START = 1e18  # start/work-begin of an empty slot: far future, so it never ends
 
 
+def _unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: np.unique's hash path is slow on small arrays)."""
+    if len(values) < 2:
+        return values.copy()
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 class _Live:
     """The attempt running in each slot (struct of arrays indexed by slot; ``aid`` -1: empty).
 
@@ -354,17 +362,19 @@ class Simulator:
         live = self.live
         if t <= t_prev:
             return
-        fin = live.end <= t + EPS
+        ended = np.flatnonzero(live.end <= t + EPS)
         if self._observing:
-            self._heartbeats(t, ~fin)
-        if fin.any():
-            rows = np.flatnonzero(fin)
-            self._complete(t, rows, live.end[rows])
+            self._heartbeats(t, ended)
+        if len(ended):
+            self._complete(t, ended, live.end[ended])
 
-    def _heartbeats(self, t: float, alive: np.ndarray) -> None:
-        """Record the progress carried by the reports sent in (t_prev, t] (rate constant)."""
+    def _heartbeats(self, t: float, ended: np.ndarray) -> None:
+        """Record the progress carried by the reports sent in (t_prev, t] (rate constant)
+        by attempts still running (not in ``ended``)."""
         live, hw = self.live, self.cluster.hw
-        rows = np.flatnonzero((live.nhb <= t + EPS) & alive)
+        rows = np.flatnonzero(live.nhb <= t + EPS)
+        if len(ended) and len(rows):
+            rows = rows[live.end[rows] > t + EPS]
         if not len(rows):
             return
         start = live.start[rows]
@@ -398,10 +408,12 @@ class Simulator:
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         live = self.live
         if len(rows) > 1:
-            order = np.lexsort((live.aid[rows], ends))
-            rows, ends = rows[order], ends[order]
-            uniq, first = np.unique(live.task[rows], return_index=True)
-            win_rows, win_end = rows[first], ends[first]
+            # per task (ascending), the attempt that ended first (ties: lowest attempt id)
+            task = live.task[rows]
+            order = np.lexsort((live.aid[rows], ends, task))
+            rows, ends, task = rows[order], ends[order], task[order]
+            first = np.flatnonzero(np.concatenate(([True], task[1:] != task[:-1])))
+            uniq, win_rows, win_end = task[first], rows[first], ends[first]
         else:
             uniq, win_rows, win_end = live.task[rows], rows, ends
         self.t_done[uniq] = True
@@ -424,12 +436,12 @@ class Simulator:
         np.subtract.at(self.j_maps_left, map_jobs, 1)
         phase = map_jobs[(self.j_maps_left[map_jobs] == 0) & (self.j_nred[map_jobs] > 0)]
         if len(phase):
-            phase = np.unique(phase)
+            phase = _unique(phase)
             self.j_end[phase] = self.j_off[phase] + self.j_nmaps[phase] + self.j_nred[phase]
             self._waiting += int(self.j_nred[phase].sum())
         finished = jobs[self.j_left[jobs] == 0]
         if len(finished):
-            finished = np.unique(finished)
+            finished = _unique(finished)
             self._waiting -= int((self.j_end[finished] - self.j_next[finished]).sum())
             self.j_finish[finished] = self.j_last[finished]
             self._active = self._active[self.j_left[self._active] > 0]
@@ -507,9 +519,12 @@ class Simulator:
 
     def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
         """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s."""
-        self._due_mask[due + 1] = True
-        rows = np.flatnonzero(self._due_mask[self.live.job + 1])
-        self._due_mask[due + 1] = False
+        if len(due) == len(self._active):  # every active job: every busy slot
+            rows = np.flatnonzero(self.live.job >= 0)
+        else:
+            self._due_mask[due + 1] = True
+            rows = np.flatnonzero(self._due_mask[self.live.job + 1])
+            self._due_mask[due + 1] = False
         batch = self._batch(t, rows)
         marked = batch.job[np.asarray(self._gate(batch), dtype=bool)] + 1
         self._due_mask[marked] = True
@@ -690,7 +705,7 @@ class Simulator:
     def _kill(self, t: float, j: int, attempt_ids: np.ndarray) -> None:
         live = self.live
         mask = np.flatnonzero(np.isin(live.aid, attempt_ids) & (live.job == j))
-        tasks = np.unique(live.task[mask])
+        tasks = _unique(live.task[mask])
         aid = live.aid[mask]
         self.a_end[aid] = t
         self.a_state[aid] = _KILLED
@@ -734,6 +749,8 @@ class Simulator:
         return int(np.maximum(self.cluster.slots - self.busy_n, 0)[~self._bl_mask].sum())
 
     def _schedule(self, t: float) -> None:
+        if not self._queue and not self._waiting:
+            return  # nothing waits for a slot
         cfg = self.cluster
         free = self._free_slots()
         if free and self._queue:
