@@ -18,6 +18,10 @@ times, exponential gaps of mean ``SPEED_CHANGE_MEAN`` s, as the nominal speed ti
 uniform in [1-X, 1+X]) and a JVM start-up delay uniform in [A, B] s (progress 0 until the
 JVM is up; the duration includes it).
 
+What the AM knows at a detection time (:class:`View`): per task the last received report,
+the first progress report, and the report before the last (a real AM received it too;
+hedge's fresh-* detectors measure speed changes from it). The setup above is unchanged.
+
 The whole model is numpy arrays over (repetitions, detection times, tasks[, heartbeats]).
 """
 
@@ -397,7 +401,8 @@ def check_targets(rows: list[dict], fp_limit: Callable[[float], float],
         if baseline not in cell or candidate not in cell or hot_by not in cell:
             continue
         base, cand, hot = cell[baseline], cell[candidate], cell[hot_by]
-        label = " ".join(f"{k}={v}" for k, v in zip(CONFIG_KEYS, key, strict=True) if v)
+        label = " ".join(f"{k}={v}" for k, v in zip(CONFIG_KEYS, key, strict=True)
+                         if v is not None)
         if hot["fp_mean"] is not None and hot["fp_mean"] > 0.2 \
                 and cand["fp_mean"] > fp_limit(hot["fp_mean"]) + 1e-12:
             misses.append(f"{label}: {candidate} FP {cand['fp_mean']:.3f} vs {hot_by} "
