@@ -17,6 +17,10 @@ inside the step. At each visited grid time ``t``, in order:
    then original tasks, leaving reserved slots for copies;
 5. every running attempt's rate is recomputed from its node's speed, degradation and load.
 
+A policy may define a vectorised ``needs_scan`` gate (``hedge.model.batch``): due jobs it
+clears are not given a snapshot at that scan (results are bit-identical with ``gates=False``;
+tests prove it per gated policy). ``blacklist`` nodes get no new container while listed.
+
 An attempt's work is its task's duration x straggler factor (copies draw a fresh factor),
 plus remote-input time ``input_bytes / bandwidth`` when placed away from the input's node,
 plus ``shuffle`` seconds for reduces; its rate is
@@ -583,9 +587,11 @@ class Simulator:
         cfg, live = self.cluster, self.live
         util = self.busy_n / cfg.slots
         with np.errstate(divide="ignore", invalid="ignore"):
-            est = live.start + live.k * cfg.hw / live.p0
-        free_at = np.where(live.aid >= 0, np.maximum(np.nan_to_num(est, nan=np.inf), t + cfg.tick),
-                           t)
+            free_at = np.maximum(live.start + live.k * cfg.hw / live.p0, t + cfg.tick)
+        # as np.nan_to_num(nan=inf) before the maximum: inf -> largest float, NaN -> inf
+        free_at[free_at == np.inf] = np.finfo(np.float64).max
+        free_at[np.isnan(free_at)] = np.inf
+        free_at[live.aid < 0] = t
         return ClusterFacts(
             total_slots=cfg.total_slots,
             free_slots=self._free_slots(),
@@ -606,27 +612,34 @@ class Simulator:
         wait_aid = np.concatenate([wait, np.asarray(copies, dtype=np.int64)]).astype(np.int64)
         wait_task = self.a_task[wait_aid]
         nw = len(wait_aid)
-        task = np.concatenate([live.task[rows], wait_task])
+        aid = live.aid[rows]
+
+        def rows_then(running: np.ndarray, waiting: object) -> np.ndarray:
+            """Running rows, then the waiting attempts' value (no copy when none waits)."""
+            if not nw:
+                return running
+            return np.concatenate([running, np.broadcast_to(waiting, nw)])
+
+        task = rows_then(live.task[rows], wait_task)
         inp = self.t_input[task]
-        progress = np.concatenate([view["progress"], np.zeros(nw)])
-        frac0 = np.concatenate([live.frac0[rows], np.zeros(nw)])
-        nan = np.full(nw, np.nan)
+        progress = rows_then(view["progress"], 0.0)
+        frac0 = rows_then(live.frac0[rows], 0.0)
         attempts = AttemptTable(
             task=task - off,
-            attempt=np.concatenate([live.aid[rows], wait_aid]),
+            attempt=rows_then(aid, wait_aid),
             task_type=self.t_type[task],
-            state=np.concatenate([np.full(len(rows), AttemptState.RUNNING, np.int8),
-                                  np.full(nw, AttemptState.WAITING, np.int8)]),
-            node=np.concatenate([self.slot_node[rows], np.full(nw, -1)]),
-            start=np.concatenate([live.start[rows], nan]),
-            first_progress_time=np.concatenate([view["fpt"], nan]),
-            first_progress=np.concatenate([view["fpp"], nan]),
+            state=rows_then(np.full(len(rows), AttemptState.RUNNING, np.int8),
+                            np.int8(AttemptState.WAITING)),
+            node=rows_then(self.slot_node[rows], -1),
+            start=rows_then(live.start[rows], np.nan),
+            first_progress_time=rows_then(view["fpt"], np.nan),
+            first_progress=rows_then(view["fpp"], np.nan),
             progress=progress,
-            report_sent=np.concatenate([view["sent"], nan]),
-            report_received=np.concatenate([view["recv"], nan]),
+            report_sent=rows_then(view["sent"], np.nan),
+            report_received=rows_then(view["recv"], np.nan),
             bytes_processed=progress * (1 - frac0) * inp,
             input_bytes=inp,
-            speculative=np.concatenate([self.a_copy[live.aid[rows]], self.a_copy[wait_aid]]),
+            speculative=rows_then(self.a_copy[aid], self.a_copy[wait_aid]),
         )
         nm = int(self.j_nmaps[j])
         maps = self.t_runtime[off:off + nm]
