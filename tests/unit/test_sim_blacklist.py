@@ -116,3 +116,14 @@ def test_fixed_deadline_pocd_matches_chronos_closed_form_for_none():
     r = simulate(wl, "none", ClusterConfig(nodes=jobs * n, slots=1), deadline=d)
     model = chronos.pocd("none", n, d, t_min, beta, 0)
     assert abs(np.mean(r.finish <= r.deadline) - model) <= 3 * np.sqrt(model * (1 - model) / jobs)
+
+
+def test_data_local_placement_skips_blacklisted_input_nodes():
+    # every task's input lives on a blacklisted node: none may run there, all complete
+    wl = random_workload(8)
+    wl.input_bytes[:] = 1e8
+    wl.machine[:] = np.arange(wl.n_tasks) % 4  # nodes 0-3 hold the inputs
+    r = simulate(wl, "hadoop", CLUSTER, seed=2, blacklist=[0, 1, 2])
+    assert not np.isin(r.attempts.node, [0, 1, 2]).any()
+    assert np.isfinite(r.finish).all()
+    assert (r.attempts.node == 3).any()  # node 3's inputs are still placed locally
