@@ -68,6 +68,7 @@ def test_a_timed_blacklist_applies_only_in_its_period():
     cfg = ClusterConfig(nodes=4, slots=1)
     bl = Blacklist(np.array([0]), np.array([0.0]), np.array([25.0]))
     r = simulate(wl, "none", cfg, blacklist=bl)
+    assert r.blacklist is bl
     on0 = r.attempts.node == 0
     # nodes 1-3 start 3 tasks at t = 0, 10, 20, ...; node 0 at t = 25, 35, ...: 4 tasks
     # per 10 s from t = 25 on: 9 started by t = 20, 37 by t = 90, 38 at t = 95, the last

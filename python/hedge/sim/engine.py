@@ -1005,6 +1005,7 @@ class Simulator:
             energy=total_energy(records, self.cluster),
             wall_seconds=wall,
             scans=self.scans,
+            blacklist=self.blacklist,
         )
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hedge.sim.cluster import ClusterConfig, Degradation
+from hedge.sim.cluster import Blacklist, ClusterConfig, Degradation
 
 # attempt outcomes in AttemptRecords.outcome
 NORMAL = 0  # succeeded, the task's only launched attempt
@@ -65,6 +65,8 @@ class SimResult:
     wall_seconds: float = 0.0
     scans: int = 0
     extra: dict = field(default_factory=dict)
+    # nodes kept free of new containers during the run (None: no blacklist)
+    blacklist: Blacklist | None = None
 
     @property
     def job_time(self) -> np.ndarray:
