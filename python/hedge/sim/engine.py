@@ -265,6 +265,8 @@ class Simulator:
         self._bound_i = 0
         self._degr = np.ones(cfg.nodes)
         self._rates_dirty = False  # a launch, release or degradation change since the update
+        # index of an attempt's first report with progress > 0 (after the JVM start-up)
+        self._kfp = math.floor(cfg.startup / cfg.hw + EPS) + 1
         bl = self.blacklist
         self._bl_bounds = bl.boundaries() if bl is not None else np.empty(0)
         self._bl_i = 0
@@ -368,12 +370,12 @@ class Simulator:
             return
         ended = np.flatnonzero(live.end <= t + EPS)
         if self._observing:
-            self._heartbeats(t, ended)
+            self._heartbeats(t, t - t_prev, ended)
         if len(ended):
             self._complete(t, ended, live.end[ended])
 
-    def _heartbeats(self, t: float, ended: np.ndarray) -> None:
-        """Record the progress carried by the reports sent in (t_prev, t] (rate constant)
+    def _heartbeats(self, t: float, step: float, ended: np.ndarray) -> None:
+        """Record the progress carried by the reports sent in (t - step, t] (rate constant)
         by attempts still running (not in ``ended``)."""
         live, hw = self.live, self.cluster.hw
         rows = np.flatnonzero(live.nhb <= t + EPS)
@@ -396,15 +398,17 @@ class Simulator:
         r_new = sent + self.latency(live.aid[rows], k_new)
         # the report before the newest: the old newest one, unless the step sent several
         p_prev, r_prev = live.p0[rows], live.r0[rows]
-        again = np.flatnonzero(k_new - 1 > k_old)
+        # every attempt's next report is due after t - step, so a step sends two or more
+        # reports of one attempt only when it is longer than hw
+        again = np.flatnonzero(k_new - 1 > k_old) if step > 0.5 * hw else ()
         if len(again):
             p_prev[again] = progress_at(sent[again] - hw, again)
             r_prev[again] = sent[again] - hw + self.latency(live.aid[rows[again]],
                                                             k_new[again] - 1)
-        kfp = live.kfp[rows]
-        crossed = np.flatnonzero((kfp > k_old) & (kfp <= k_new))
+        kfp = self._kfp  # the first report with progress (the same for every attempt)
+        crossed = np.flatnonzero((k_old < kfp) & (k_new >= kfp))
         if len(crossed):
-            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp[crossed] * hw, crossed)
+            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp * hw, crossed)
         live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
         live.r0[rows], live.r1[rows] = r_new, r_prev
         live.nhb[rows] = sent + hw
@@ -942,7 +946,7 @@ class Simulator:
         live.r0[slots] = t + self.latency(aid, np.zeros(len(aid), dtype=np.int64))
         live.r1[slots] = np.nan
         live.nhb[slots] = t + cfg.hw
-        live.kfp[slots] = math.floor(cfg.startup / cfg.hw + EPS) + 1
+        live.kfp[slots] = self._kfp
         live.fpp[slots] = np.nan
         live.frac0[slots] = frac0
 
