@@ -147,3 +147,32 @@ def test_metrics_line_is_logged_each_interval_and_idle_sessions_are_reaped(caplo
     text = caplog.text
     assert "event=reaped" in text and "job=job_idle" in text
     assert "hedge.metrics sessions=" in text and "p99_ms=" in text and "fallbacks=" in text
+
+
+class _Cycle:
+    me: object = None
+
+
+def test_cyclic_gc_runs_between_scans_not_inside_them() -> None:
+    import gc
+
+    from hedge.server.service import _collect_if_due
+
+    svc = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="static"))
+    svc.start()
+    try:
+        assert not gc.isenabled()  # no automatic collection inside a decision
+        before = gc.get_threshold()
+        gc.set_threshold(50, 10, 10)
+        try:
+            for _ in range(60):  # cycles: only the collector frees them
+                a = _Cycle()
+                a.me = a
+            assert gc.get_count()[0] >= 50
+            _collect_if_due()
+            assert gc.get_count()[0] < 50  # generation 0 was collected, as CPython would
+        finally:
+            gc.set_threshold(*before)
+    finally:
+        svc.stop()
+    assert gc.isenabled()

@@ -150,3 +150,12 @@ def delta_request(progress: float, removed: list[int]) -> wire.ScanRequest:
     data = wire.encode_request(a, seq=2, now=61.5, job_start=0.0, n_maps=4, n_reduces=0,
                                node_base=2, delta=True, removed=removed)
     return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+
+
+def test_distinct_keys_check_matches_unique() -> None:
+    from hedge.server.session import _distinct
+
+    rng = np.random.default_rng(3)
+    for keys in ([], [7], [0, 1, 2], [2, 0, 2], [5, 4, 3, 0, 5], list(rng.permutation(50))):
+        keys = np.asarray(keys, dtype=np.int32)
+        assert _distinct(keys) == (len(np.unique(keys)) == len(keys)), keys

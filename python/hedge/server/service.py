@@ -150,6 +150,19 @@ def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
     return buf
 
 
+def _collect_if_due() -> None:
+    """Run the cyclic collector's due generation now, between scans (after the answer left).
+
+    Automatic collection is disabled at start-up: it would otherwise fire inside whichever
+    decision happened to cross the allocation threshold. Same thresholds and generations as
+    CPython's automatic trigger, only at a moment no AM is waiting.
+    """
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    due = [gen for gen in range(3) if thresholds[gen] and counts[gen] >= thresholds[gen]]
+    if due:
+        gc.collect(due[-1])
+
+
 class ControlPlaneService:
     """Sessions, metrics, the Py4J server and the data-channel server."""
 
@@ -218,6 +231,7 @@ class ControlPlaneService:
             if body is None:
                 return
             sock.sendall(self.answer(session, bytes(header), body))
+            _collect_if_due()
 
     def answer(self, session, header: bytes, body: bytearray) -> bytes:
         """The response frame for one request frame (never raises)."""
@@ -279,6 +293,7 @@ class ControlPlaneService:
         # Everything imported so far lives for the whole process: keep it out of the cyclic
         # collector's scans, which otherwise add multi-millisecond pauses to random decisions.
         gc.freeze()
+        gc.disable()  # collections run between scans instead (_collect_if_due)
         log.info("event=listening py4j=%s:%d data=%s:%d policy=%s", cfg.host, self.port,
                  cfg.host, self.data_port, cfg.policy)
 
@@ -289,6 +304,7 @@ class ControlPlaneService:
 
     def _housekeeping(self) -> None:
         while not self._stop.wait(self.config.metrics_interval):
+            _collect_if_due()  # garbage of Py4J calls when no scans arrive
             for session in self.sessions.reap():
                 log.info("event=reaped session=%d job=%s idle_s>%.0f", session.session_id,
                          session.job_id, self.config.limits.idle_timeout)
@@ -296,6 +312,7 @@ class ControlPlaneService:
 
     def stop(self) -> None:
         self._stop.set()
+        gc.enable()
         if self._data is not None:
             self._data.shutdown()
             self._data.server_close()

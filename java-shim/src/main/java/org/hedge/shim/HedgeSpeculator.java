@@ -459,7 +459,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
         targets.add(t);
       }
     }
-    int room = capRoom(job);
+    // capRoom walks every attempt and task: only when there is something to cap
+    int room = targets.isEmpty() ? 0 : capRoom(job);
     for (JobTracker.Task t : targets) {
       if (room-- <= 0) {
         break;
