@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -86,6 +87,7 @@ def run_policy(policy: str, scans: int) -> None:
             results = {}
             for n in SIZES:
                 results[n] = bench_size(n, scans, serve.port, token)
+                time.sleep(1.2)  # the server's per-second metrics line for the last scans
                 results[n]["server"] = server_latency(Path(tmp) / "serve.log")
         finally:
             serve.stop()

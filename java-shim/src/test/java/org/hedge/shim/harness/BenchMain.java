@@ -13,11 +13,24 @@ import org.apache.hadoop.mapreduce.MRJobConfig;
  *
  * <p>Usage: BenchMain ROWS SCANS [--conf KEY=VALUE ...]. The job has ROWS map tasks, every
  * tenth short (they complete during warm-up so DefaultSpeculator has statistics), the rest
- * long; after 10 simulated seconds of warm-up, SCANS scans are timed (wall clock, only the
- * scan call), one per simulated second with the heartbeats of that second delivered between.
+ * long; after {@link #WARMUP_SCANS} simulated seconds of warm-up (one untimed scan each, for
+ * both speculators), SCANS scans are timed (wall clock, only the scan call), one per simulated
+ * second with the heartbeats of that second delivered between.
  * Prints "BENCH speculator=NAME rows=ROWS p50_ms=.. p99_ms=.. mean_ms=..".
+ *
+ * <p>With -Dhedge.bench.trace=true every timed hedge scan is also printed to stderr as
+ * "TRACE i=.. ms=.. snap=.. rt=.. cpu=.." (snapshot + encoding, round trip, scan-thread CPU):
+ * where a slow scan spent its time.
  */
 public final class BenchMain {
+  /**
+   * Untimed scans before timing starts. 10 left the JIT still compiling the scan path: the
+   * first 20 timed scans at 10,000 rows took 1.5 ms CPU against 0.9 ms later, and held the
+   * slowest scans of the run (an AM scans every second for the job's whole life, so the
+   * steady state is what matters). Both speculators get the same warm-up.
+   */
+  static final int WARMUP_SCANS = 60;
+
   private BenchMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -55,6 +68,13 @@ public final class BenchMain {
     System.exit(0);
   }
 
+  /** Bytes this thread allocated so far (HotSpot's extension; -1 elsewhere). */
+  static long allocated(java.lang.management.ThreadMXBean threads) {
+    return threads instanceof com.sun.management.ThreadMXBean
+        ? ((com.sun.management.ThreadMXBean) threads).getThreadAllocatedBytes(
+        Thread.currentThread().getId()) : -1;
+  }
+
   /** {wall ms per scan, scan-thread CPU ms per scan}. */
   static double[][] run(Configuration conf, int rows, int scans) {
     java.lang.management.ThreadMXBean threads =
@@ -71,20 +91,31 @@ public final class BenchMain {
       }
     };
     h.begin();
-    for (int t = 0; t < 10; t++) {
+    for (int t = 0; t < WARMUP_SCANS; t++) {
       h.tick();
     }
     double[] ms = new double[scans];
     double[] cpu = new double[scans];
+    boolean trace = Boolean.getBoolean("hedge.bench.trace");
+    org.hedge.shim.HedgeSpeculator hs = h.speculator() instanceof org.hedge.shim.HedgeSpeculator
+        ? (org.hedge.shim.HedgeSpeculator) h.speculator() : null;
     for (int i = 0; i < scans; i++) {
+      long[] before = trace && hs != null ? hs.scanTimings() : null;
       h.ctx.clock.now += 1000;
       h.launches();
       h.reports();
+      long a0 = trace ? allocated(threads) : 0;
       long c0 = threads.getCurrentThreadCpuTime();
       long t0 = System.nanoTime();
       h.scan();
       ms[i] = (System.nanoTime() - t0) / 1e6;
       cpu[i] = (threads.getCurrentThreadCpuTime() - c0) / 1e6;
+      if (trace && hs != null) {
+        long[] after = hs.scanTimings();
+        System.err.printf("TRACE i=%d ms=%.3f snap=%.3f rt=%.3f cpu=%.3f alloc_kb=%.1f%n", i,
+            ms[i], (after[0] - before[0]) / 1e6, (after[1] - before[1]) / 1e6, cpu[i],
+            (allocated(threads) - a0) / 1024.0);
+      }
       h.applyEvents();
     }
     if (h.speculator() instanceof org.hedge.shim.HedgeSpeculator) {
