@@ -9,7 +9,7 @@ same r. Run: ``.venv/bin/python tests/bench/bench_chronos.py``.
 deadline factor 1.5, a 200-node x 4-slot simulated cluster where 10% of attempts are slowed
 2-5x and JVM start-up takes 2 s; PoCD (deadline hit rate) and machine time per policy.
 
-``--sim-agreement`` checks the simulator against the closed forms (about 1 min): jobs of N
+``--sim-agreement`` checks the simulator against the closed forms (about 2 min): jobs of N
 tasks whose attempts take iid Pareto(t_min, beta) seconds (base work t_min times a Pareto
 factor; a copy draws a fresh factor from the same pool), all arriving at 0 on a cluster
 with a slot for every attempt (no waiting, no heterogeneity or contention, JVM start-up 0),
@@ -118,7 +118,7 @@ def sim_agreement(n_tasks: int = 10, t_min: float = 10.0, beta: float = 1.5,
     print(f"{'policy':16} {'r':>2} {'jobs':>5} {'sim PoCD':>9} {'model':>7} {'3 se':>6} "
           f"{'agree':>5} {'copies/task':>11} {'sim s':>6}")
     ok = True
-    for strategy, r, jobs in (("none", 0, 3000), ("clone", 1, 400), ("clone", 2, 300)):
+    for strategy, r, jobs in (("none", 0, 20000), ("clone", 1, 2000), ("clone", 2, 300)):
         rng = np.random.default_rng([seed, r])
         factors = rng.uniform(size=(jobs, n_tasks)) ** (-1.0 / beta)
         workload = Workload.from_jobs([f"j{i}" for i in range(jobs)], np.zeros(jobs),
