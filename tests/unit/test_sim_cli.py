@@ -98,3 +98,20 @@ def test_fixed_deadline_and_blacklist_options(tmp_path):
     assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", "--quiet",
                  "--cluster", "nodes=8,slots=2", "--deadline", "1e-3", "--json", str(js)]) == 0
     assert json.loads(js.read_text())[0]["deadline_hit_rate"] == 0.0
+
+
+def test_default_workload_prefix_of_n_jobs() -> None:
+    from hedge.sim.sweep import WorkloadSource
+    from hedge.traces.synthetic import default_workload
+
+    built = WorkloadSource(synthetic="default:jobs=7").build(seed=0)
+    assert built.n_jobs == 7
+    assert built.n_tasks == default_workload(0, n_jobs=7).n_tasks
+
+
+def test_default_workload_prefix_rejects_a_bad_count() -> None:
+    from hedge.errors import HedgeError
+    from hedge.sim.sweep import WorkloadSource
+
+    with pytest.raises(HedgeError, match="'default:jobs=N' with an integer N >= 1"):
+        WorkloadSource(synthetic="default:jobs=zero").build(seed=0)

@@ -46,7 +46,8 @@ def _policies(text: str) -> list[str]:
 @click.command("simulate")
 @click.option("--trace", type=click.Path(), help="A task trace (any format hedge reads).")
 @click.option("--synthetic", help="Synthetic workload spec, e.g. "
-              "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default'.")
+              "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default' (the "
+              "Google-2011 fit), or 'default:jobs=N' (its first N jobs).")
 @click.option("--policy", "policy", default="none,hadoop", show_default=True,
               help="Comma-separated policies, or 'all' (every registered policy).")
 @click.option("--cluster", "cluster_text", default="",
@@ -81,7 +82,7 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
         raise HedgeError(f"--trace {trace}: no such file")
     if n_jobs < 1:
         raise HedgeError(f"--jobs {n_jobs}: expected an integer >= 1")
-    if not cluster_text and not trace and synthetic in (None, "default"):
+    if not cluster_text and not trace and (synthetic is None or synthetic.split(":")[0] == "default"):
         cluster_text = DEFAULT_WORKLOAD_CLUSTER  # sized for the Google-2011-like default load
     cluster = parse_cluster(cluster_text)
     if deadline is not None and deadline_factor is not None:

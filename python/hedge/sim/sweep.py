@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hedge.errors import HedgeError
 from hedge.sim.cluster import ClusterConfig, parse_blacklist
 from hedge.sim.engine import simulate
 from hedge.sim.metrics import summarize
@@ -34,7 +35,18 @@ class WorkloadSource:
 
         if not self.synthetic or self.synthetic == "default":
             return synthetic.default_workload(seed)
+        if self.synthetic.startswith("default:"):  # the default's first N jobs: default:jobs=N
+            return synthetic.default_workload(seed, n_jobs=_default_jobs(self.synthetic))
         return synthetic.generate(synthetic.parse_spec(self.synthetic), seed)
+
+
+def _default_jobs(spec: str) -> int:
+    """N from ``default:jobs=N``; anything else is a HedgeError naming the valid form."""
+    key, _, value = spec.removeprefix("default:").partition("=")
+    if key != "jobs" or not value.isdigit() or int(value) < 1:
+        raise HedgeError(f"--synthetic {spec}: expected 'default' or 'default:jobs=N' with an "
+                         "integer N >= 1")
+    return int(value)
 
 
 @dataclass
