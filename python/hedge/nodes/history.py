@@ -23,22 +23,14 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from hedge.errors import HedgeError, where
+from hedge.traces.attempts import ATTEMPT_SCHEMA
 
 CSV_COLUMNS = ("job", "task", "attempt", "node", "start", "end", "state")
 STATES = ("SUCCEEDED", "KILLED", "FAILED")
 TYPES = ("MAP", "REDUCE", "")
 
-HISTORY_SCHEMA = pa.schema([
-    ("job", pa.string()),
-    ("task", pa.string()),
-    ("attempt", pa.string()),
-    ("node", pa.string()),
-    ("type", pa.string()),
-    ("start", pa.float64()),
-    ("end", pa.float64()),
-    ("state", pa.string()),
-    ("speculative", pa.bool_()),
-])
+# The trace readers' attempt table without its input sizes: one schema for task history.
+HISTORY_SCHEMA = pa.schema([f for f in ATTEMPT_SCHEMA if f.name != "input_bytes"])
 
 
 def make_history(columns: dict[str, object], source: str = "<memory>",
