@@ -101,6 +101,7 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
     rows = [json_safe(r.row) for r in runs]
     click.echo(format_table(rows))
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(rows, indent=2) + "\n")
     if out:
         from hedge.report.html import write_report
