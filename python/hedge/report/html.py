@@ -24,6 +24,19 @@ def _label(run: RunSummary, many_seeds: bool) -> str:
     return f"{run.row['policy']} (seed {run.row['seed']})" if many_seeds else run.row["policy"]
 
 
+def _finish(fig, ax, xlabel: str, ylabel: str, title: str, path: Path, legend: bool) -> None:
+    """Label, grid, legend and save one plot (the same look for every figure)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _cdf(runs: list[RunSummary], many: bool, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for run in runs:
@@ -32,14 +45,7 @@ def _cdf(runs: list[RunSummary], many: bool, path: Path) -> None:
             ax.step(times, np.arange(1, len(times) + 1) / len(times), where="post",
                     label=_label(run, many))
     ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_xlabel("job time (s)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_title("Job-time CDF")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, "job time (s)", "fraction of jobs", "Job-time CDF", path, legend=True)
 
 
 def _cost(runs: list[RunSummary], many: bool, path: Path) -> None:
@@ -47,14 +53,8 @@ def _cost(runs: list[RunSummary], many: bool, path: Path) -> None:
     for run in runs:
         ax.scatter(run.row["mean_job_time"], run.row["machine_time"] / 3600.0,
                    label=_label(run, many))
-    ax.set_xlabel("mean job time (s)")
-    ax.set_ylabel("machine time (slot-hours)")
-    ax.set_title("Cost vs latency")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, "mean job time (s)", "machine time (slot-hours)", "Cost vs latency", path,
+            legend=True)
 
 
 def _copies(runs: list[RunSummary], many: bool, path: Path) -> None:
@@ -66,16 +66,10 @@ def _copies(runs: list[RunSummary], many: bool, path: Path) -> None:
         for run in runs:
             counts, edges = np.histogram(run.copy_start, bins=bins)
             ax.step(edges[:-1], counts, where="post", label=_label(run, many))
-        ax.legend(fontsize=8)
     else:
         ax.text(0.5, 0.5, "no policy launched copies", ha="center", transform=ax.transAxes)
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("copies launched per bin")
-    ax.set_title("Copies over time")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, "simulated time (s)", "copies launched per bin", "Copies over time", path,
+            legend=bool(starts))
 
 
 def write_report(out: Path, runs: list[RunSummary], title: str, notes: list[str]) -> Path:
