@@ -336,3 +336,22 @@ def test_sim_drawn_stragglers_are_ground_truth():
     assert 0.2 < slow.mean() < 0.4
     durations = r.attempts.duration[np.argsort(r.attempts.task)]
     assert np.allclose(durations[slow], 30.0) and np.allclose(durations[~slow], 10.0)
+
+
+def test_snapshots_name_each_tasks_input_node():
+    _SEEN.clear()
+    wl = Workload.from_jobs(["a", "b"], [0.0, 0.0], [np.full(3, 4.0), np.full(2, 4.0)])
+    wl.machine[:] = [5, 2, 2, 2, 4]  # 5 and 4 wrap to nodes 2 and 1 on a 3-node cluster
+    wl.input_bytes[:] = 1e8
+    r = simulate(wl, "test-recorder", ClusterConfig(nodes=3, slots=2, bandwidth=1e8, **EXACT))
+    by_job = {s.job.job_id: s.job.input_nodes for s in _SEEN}
+    assert by_job["a"].tolist() == [[2], [2], [2]]
+    assert by_job["b"].tolist() == [[2], [1]]
+    assert not by_job["a"].flags.writeable  # a view of the simulator's state
+    # the model the rows describe: an attempt on its row's node pays no transfer (4 s), else 5 s
+    home = np.array([2, 2, 2, 2, 1])[r.attempts.task]
+    assert (r.attempts.duration == np.where(r.attempts.node == home, 4.0, 5.0)).all()
+    assert (r.attempts.node != home).any() and (r.attempts.node == home).any()
+    _SEEN.clear()
+    simulate(one_job([2, 2]), "test-recorder", ClusterConfig(nodes=2, slots=1, **EXACT))
+    assert all(s.job.input_nodes.shape == (0, 0) for s in _SEEN)  # no sizes: unknown

@@ -22,7 +22,8 @@ clears are not given a snapshot at that scan (results are bit-identical with ``g
 tests prove it per gated policy). ``blacklist`` nodes get no new container while listed.
 
 An attempt's work is its task's duration x straggler factor (copies draw a fresh factor),
-plus remote-input time ``input_bytes / bandwidth`` when placed away from the input's node,
+plus remote-input time ``input_bytes / bandwidth`` when placed away from the input's node
+(snapshots list that node per task in ``JobFacts.input_nodes`` when input sizes are known),
 plus ``shuffle`` seconds for reduces; its rate is
 ``speed[node] / (degradation[node] * stretch(busy slots on node))`` with
 ``stretch(b) = 1 + (c - 1) * (b - 1) / (S - 1)``.
@@ -209,6 +210,11 @@ class Simulator:
         # live (running or queued) attempts per task, for scan gates
         self.t_att = np.zeros(n + 1, dtype=np.int64)
         self._local_matters = bool(np.isfinite(self.t_input).any())
+        # JobFacts.input_nodes rows (one replica: the input's node), read-only views; empty
+        # (unknown) when no task has an input size, since locality then costs nothing
+        self._input_nodes = self.t_home[:, None].copy() if self._local_matters else None
+        if self._input_nodes is not None:
+            self._input_nodes.flags.writeable = False
 
         self.j_arrival = wl.arrival[job_order]
         self.j_ids = [wl.job_ids[i] for i in job_order]
@@ -658,6 +664,8 @@ class Simulator:
             completed_map_runtimes=maps[~np.isnan(maps)],
             completed_reduce_runtimes=reds[~np.isnan(reds)],
         )
+        if self._input_nodes is not None:
+            facts.input_nodes = self._input_nodes[off:off + nm + int(self.j_nred[j])]
         return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)
 
     # ------------------------------------------------------------------ applying actions
