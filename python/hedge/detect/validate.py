@@ -87,11 +87,22 @@ class ReportHistory:
         if len(self._ids) == 0:
             none = np.zeros(len(ids), dtype=bool)
             return none, np.full(len(ids), np.nan), none
+        if self._same(ids) and bool((ids[1:] > ids[:-1]).all()):  # (a repeated id: below)
+            return np.ones(len(ids), dtype=bool), self._sent, self._ended
         pos = np.minimum(np.searchsorted(self._ids, ids), len(self._ids) - 1)
         seen = self._ids[pos] == ids
         return seen, np.where(seen, self._sent[pos], np.nan), seen & self._ended[pos]
 
+    def _same(self, ids: np.ndarray) -> bool:
+        """The same attempts, in the same (sorted) order, as remembered: a live job between
+        two scans usually. Then lookups are the remembered arrays, with no search or sort."""
+        return len(ids) == len(self._ids) and np.array_equal(ids, self._ids)
+
     def _remember(self, ids: np.ndarray, sent: np.ndarray, ended: np.ndarray) -> None:
+        if self._same(ids):
+            self._sent = np.array(sent, dtype=float)
+            self._ended = np.asarray(ended) & ~np.isnan(sent)
+            return
         keep = ~np.isin(self._ids, ids)
         all_ids = np.concatenate([self._ids[keep], ids])
         order = np.argsort(all_ids, kind="stable")
