@@ -31,7 +31,13 @@ from hedge.model import (
     Snapshot,
 )
 from hedge.policy import Policy, create
+from hedge.server.table import GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
+
+_NO_CLUSTER = ClusterFacts(total_slots=0, free_slots=0)
+# enum attribute lookups cost microseconds each; the checks run on every scan
+_MAX_STATE = int(max(AttemptState))
+_RUNNING = int(AttemptState.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,24 @@ def _distinct(keys: np.ndarray) -> bool:
     return int(np.count_nonzero(seen)) == len(keys)
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """What the table's rows were last validated against: a delta scan re-checks only its own
+    rows while none of it changes (row checks depend on the task counts, the node list, the job
+    start and, for "report after the scan time", on the scan time never going back)."""
+
+    n_maps: int
+    n_reduces: int
+    job_start: float
+    n_nodes: int
+    now: float
+
+    def covers(self, request: ScanRequest, n_nodes: int) -> bool:
+        return (request.n_maps == self.n_maps and request.n_reduces == self.n_reduces
+                and request.job_start == self.job_start and n_nodes >= self.n_nodes
+                and request.now >= self.now)
+
+
 @dataclass
 class Session:
     """One job's conversation with the control plane."""
@@ -135,12 +159,13 @@ class Session:
     limits: Limits
     cluster: Callable[[list[str], int, int], ClusterFacts]
     nodes: list[str] = field(default_factory=list)
-    # the job's attempts as the shim last described them, indexed by attempt key (delta scans
-    # update it in place); None until the first full snapshot
-    table: dict[str, np.ndarray] | None = None
-    live: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    done_maps: np.ndarray = field(default_factory=lambda: np.empty(0))
-    done_reduces: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # the job's live attempts as the shim last described them, updated in place by delta
+    # scans; None until the first full snapshot and after any failed scan (the shim then
+    # resends a full one)
+    table: LiveAttempts | None = None
+    done_maps: GrowingArray = field(default_factory=GrowingArray)
+    done_reduces: GrowingArray = field(default_factory=GrowingArray)
+    checked: _Checked | None = None
     last_seen: float = field(default_factory=time.monotonic)
     scans: int = 0
     copies: int = 0
@@ -148,72 +173,100 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, request: ScanRequest) -> Actions:
-        """Validate one scan, ask the policy, check its answer."""
+        """Validate one scan, ask the policy, check its answer.
+
+        Any failure leaves no partial state behind: the table is dropped, so the next scan
+        must be a full snapshot (the shim sends one after every scan not answered OK).
+        """
         with self.lock:
             self.last_seen = time.monotonic()
-            self._merge(request)
-            self._update_nodes(request)
-            snapshot = self.snapshot(request)
-            self._check_rows(snapshot)
-            validate_snapshot(snapshot)
-            actions = self.policy.decide(snapshot)
-            self._check_actions(actions, snapshot)
-            self.scans += 1
-            self.copies += actions.copies_requested
-            return actions
+            try:
+                return self._decide(request)
+            except Exception:
+                self.table, self.checked = None, None
+                raise
+
+    def _decide(self, request: ScanRequest) -> Actions:
+        self._check_keys(request)
+        self._update_nodes(request)
+        # Rows already in the table passed these checks at an earlier scan; a delta scan
+        # checks its own rows before they enter the table (O(changed), not O(live)).
+        whole = not request.delta or self.checked is None or not self.checked.covers(
+            request, len(self.nodes))
+        if not whole:
+            self._validate(request.attempts, request)
+        self._merge(request)
+        if len(self.table) > self.limits.max_rows:
+            raise HedgeError(f"job {self.job_id}: {len(self.table)} attempt rows, the limit "
+                             f"is {self.limits.max_rows}")
+        snapshot = self.snapshot(request)
+        if whole:
+            self._validate(snapshot.attempts, request)
+        self.checked = _Checked(request.n_maps, request.n_reduces, request.job_start,
+                                len(self.nodes), request.now)
+        actions = self.policy.decide(snapshot)
+        self._check_actions(actions, snapshot)
+        self.scans += 1
+        self.copies += actions.copies_requested
+        return actions
 
     def snapshot(self, request: ScanRequest) -> Snapshot:
-        """The job as of this scan (after :meth:`_merge`): every live attempt, by key order."""
+        """The job as of this scan (after :meth:`_merge`): every live attempt, by key order.
+
+        The arrays are read-only views of the session's table, valid until the next scan.
+        """
         job = JobFacts(
             job_id=self.job_id, start=request.job_start, n_maps=request.n_maps,
             n_reduces=request.n_reduces, deadline=request.deadline,
-            completed_map_runtimes=self.done_maps, completed_reduce_runtimes=self.done_reduces,
+            completed_map_runtimes=self.done_maps.view(),
+            completed_reduce_runtimes=self.done_reduces.view(),
         )
-        rows = np.flatnonzero(self.live)
-        attempts = AttemptTable(**{name: column[rows] for name, column in self.table.items()})
         cluster = self.cluster(self.nodes, request.total_slots, request.free_slots)
-        return Snapshot(now=request.now, job=job, attempts=attempts, cluster=cluster)
+        return Snapshot(now=request.now, job=job, attempts=self.table.table(), cluster=cluster)
 
-    def _merge(self, request: ScanRequest) -> None:
-        """Apply a full or delta scan to the key-indexed attempt table (vectorised scatter).
-
-        Attempt keys are dense (the shim numbers a job's attempts 0, 1, 2...), so the table is
-        a set of arrays indexed by key plus a ``live`` mask.
-        """
-        a = request.attempts
-        keys = a.attempt
+    def _check_keys(self, request: ScanRequest) -> None:
+        """Keys in range and distinct, removals inside the table, a delta only after a full."""
+        keys = request.attempts.attempt
         limit = 10 * self.limits.max_rows
         if len(keys) and (keys.min() < 0 or keys.max() >= limit):
             raise HedgeError(f"job {self.job_id}: attempt keys must lie in [0, {limit})")
         if not _distinct(keys):
             raise HedgeError(f"job {self.job_id}: attempt ids are not unique")
-        removed = request.removed
-        if len(removed) and (removed.min() < 0 or removed.max() >= len(self.live)):
-            raise HedgeError(f"job {self.job_id}: removed attempt key outside the table")
         if request.delta and self.table is None:
             raise HedgeError(f"job {self.job_id}: delta scan before any full snapshot "
                              "(the shim resends a full one)")
-        if not request.delta or self.table is None:
-            self.table = {name: getattr(a, name)[:0].copy() for name in AttemptTable.COLUMNS}
-            self.live = np.zeros(0, dtype=bool)
-            self.done_maps, self.done_reduces = np.empty(0), np.empty(0)
-        size = int(keys.max()) + 1 if len(keys) else 0
-        if size > len(self.live):
-            grow = max(size, 2 * len(self.live))
-            for name, column in self.table.items():
-                bigger = np.zeros(grow, dtype=column.dtype)
-                bigger[:len(column)] = column
-                self.table[name] = bigger
-            live = np.zeros(grow, dtype=bool)
-            live[:len(self.live)] = self.live
-            self.live = live
-        for name in AttemptTable.COLUMNS:
-            self.table[name][keys] = getattr(a, name)
-        self.live[keys] = True
-        self.live[removed] = False
-        self.done_maps = np.concatenate([self.done_maps, request.completed_map_runtimes])
-        self.done_reduces = np.concatenate([self.done_reduces,
-                                            request.completed_reduce_runtimes])
+        removed = request.removed
+        if len(removed) and not request.delta:
+            raise HedgeError(f"job {self.job_id}: a full snapshot names {len(removed)} ended "
+                             "attempts (only delta scans carry removed keys)")
+        if len(removed) and (removed.min() < 0 or removed.max() >= self.table.key_space):
+            raise HedgeError(f"job {self.job_id}: removed attempt key outside the table")
+
+    def _merge(self, request: ScanRequest) -> None:
+        """Apply a full or delta scan to the job's table (:class:`LiveAttempts`).
+
+        Rows first, then the ended keys (a key both updated and ended is ended).
+        """
+        if not request.delta:
+            self.table = self.table or LiveAttempts()
+            self.table.replace(request.attempts)
+            self.done_maps.clear()
+            self.done_reduces.clear()
+        else:
+            self.table.upsert(request.attempts)
+            self.table.remove(request.removed)
+        self.done_maps.extend(request.completed_map_runtimes)
+        self.done_reduces.extend(request.completed_reduce_runtimes)
+
+    def _validate(self, a: AttemptTable, request: ScanRequest) -> None:
+        """Field checks of the rows ``a`` and of this scan's new completed run times."""
+        job = JobFacts(job_id=self.job_id, start=request.job_start, n_maps=request.n_maps,
+                       n_reduces=request.n_reduces, deadline=request.deadline,
+                       completed_map_runtimes=request.completed_map_runtimes,
+                       completed_reduce_runtimes=request.completed_reduce_runtimes)
+        rows = Snapshot(now=request.now, job=job, attempts=a, cluster=_NO_CLUSTER)
+        self._check_rows(rows)
+        validate_snapshot(rows)
 
     def _update_nodes(self, request: ScanRequest) -> None:
         # Idempotent: the client resends names from the last index it knows was received.
@@ -239,10 +292,10 @@ class Session:
             ("task", (a.task < 0) | (a.task >= n_tasks), f"expected a task index in [0, {n_tasks})"),
             ("task_type", a.task_type != np.where(a.task < job.n_maps, MAP, 1 - MAP),
              "does not match the task index (maps first, then reduces)"),
-            ("state", a.state > max(AttemptState), "expected an AttemptState code 0..4"),
+            ("state", a.state > _MAX_STATE, "expected an AttemptState code 0..4"),
             ("node", (a.node < -1) | (a.node >= len(self.nodes)),
              f"expected -1 or a node index below {len(self.nodes)}"),
-            ("start", (a.state == AttemptState.RUNNING) & np.isnan(a.start),
+            ("start", (a.state == _RUNNING) & np.isnan(a.start),
              "is missing on a RUNNING attempt"),
         )
         for name, bad, what in checks:
@@ -264,14 +317,22 @@ class Session:
             ((c < 1) | (c > self.limits.max_copies)).any()
             and f"copies outside 1..{self.limits.max_copies}",
             ((p < -1) | (p >= len(self.nodes))).any() and "an unknown preferred node",
-            (~np.isin(actions.kill_attempt, s.attempts.attempt)).any()
-            and "a kill of an unknown attempt",
+            not self._live(actions.kill_attempt) and "a kill of an unknown attempt",
             len(actions.resume_task) > 0 and "a resume (the live AM cannot resume attempts)",
         )
         for problem in problems:
             if problem:
                 raise HedgeError(f"job {self.job_id}: policy '{self.policy_name}' answered "
                                  f"{problem}")
+
+
+    def _live(self, keys: np.ndarray) -> bool:
+        """True when every key names a live attempt of the table (O(len(keys)))."""
+        if len(keys) == 0:
+            return True
+        if keys.min() < 0 or keys.max() >= self.table.key_space:
+            return False
+        return bool((self.table.row_of[keys] >= 0).all())
 
 
 class SessionRegistry:

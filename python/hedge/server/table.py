@@ -1,0 +1,166 @@
+"""One job's live attempts on the server, updated in place from full and delta scans.
+
+The shim numbers a job's attempts 0, 1, 2... (dense keys) and, after the first full
+snapshot, sends only the rows that changed plus the keys that ended. The session used to
+scatter those into arrays indexed by key and gather the live rows into a new table on every
+scan (14 fancy-indexed copies of every live attempt, plus dtype conversions). Here the live
+rows are kept *compact*, in the model's dtypes and in key order, so the snapshot a policy
+sees is a set of read-only views (no copy at all):
+
+- changed rows of known keys: one scatter per column, O(changed);
+- new keys: appended (amortised growth); the shim's keys only grow, so key order holds,
+  and a frame that breaks it is re-sorted (O(n log n), never seen from the shim);
+- ended keys: the rows after the first ended one move up (one masked copy per column),
+  only on scans that end attempts.
+
+Views stay valid until the next update; policies never keep snapshot arrays across scans
+(they copy what they remember), and the views are read-only so a policy cannot corrupt the
+table by writing into its input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hedge.model import AttemptTable
+
+# the model's dtype of every AttemptTable column (the table stores them converted once)
+DTYPES: dict[str, np.dtype] = {
+    name: getattr(AttemptTable.empty(), name).dtype for name in AttemptTable.COLUMNS
+}
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class GrowingArray:
+    """A float64 array that only grows by appending (amortised doubling, no per-scan copy)."""
+
+    def __init__(self) -> None:
+        self._data = np.empty(16)
+        self.n = 0
+
+    def clear(self) -> None:
+        self.n = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        end = self.n + len(values)
+        if end > len(self._data):
+            bigger = np.empty(max(end, 2 * len(self._data)))
+            bigger[:self.n] = self._data[:self.n]
+            self._data = bigger
+        self._data[self.n:end] = values
+        self.n = end
+
+    def view(self) -> np.ndarray:
+        return _readonly(self._data[:self.n])
+
+
+class LiveAttempts:
+    """The live attempts of one job in key order: compact columns plus a key -> row index.
+
+    ``row_of[key]`` is the row of a live attempt, -1 for keys that ended or never came.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.columns = {name: np.empty(0, dtype) for name, dtype in DTYPES.items()}
+        self.row_of = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def key_space(self) -> int:
+        """Keys below this may be named by a removal (keys ever seen, rounded up)."""
+        return len(self.row_of)
+
+    def replace(self, rows: AttemptTable) -> None:
+        """A full snapshot: exactly these attempts are live."""
+        self.n = 0
+        self.row_of[:] = -1
+        self.upsert(rows)
+
+    def upsert(self, rows: AttemptTable) -> None:
+        """Rows of a delta scan: overwrite known keys, append new ones (keys are distinct)."""
+        keys = rows.attempt
+        if len(keys) == 0:
+            return
+        self._cover_keys(int(keys.max()) + 1)
+        at = self.row_of[keys]
+        known = at >= 0
+        if known.all():
+            for name, column in self.columns.items():
+                column[at] = getattr(rows, name)
+            return
+        new = ~known
+        n_new = int(np.count_nonzero(new))
+        if not known.any():
+            # only new attempts (a full snapshot, or a scan of new launches)
+            self._append(rows, None, n_new)
+        else:
+            for name, column in self.columns.items():
+                column[at[known]] = getattr(rows, name)[known]
+            self._append(rows, new, n_new)
+
+    def remove(self, keys: np.ndarray) -> None:
+        """Attempts that ended (keys below :attr:`key_space`; unknown ones are ignored)."""
+        if len(keys) == 0:
+            return
+        rows = self.row_of[keys]
+        rows = rows[rows >= 0]
+        if len(rows) == 0:
+            return
+        self.row_of[keys] = -1
+        first = int(rows.min())
+        keep = np.ones(self.n - first, dtype=bool)
+        keep[rows - first] = False
+        n = first + int(np.count_nonzero(keep))
+        for column in self.columns.values():
+            column[first:n] = column[first:self.n][keep]
+        self.n = n
+        moved = self.columns["attempt"][first:n]
+        self.row_of[moved] = np.arange(first, n)
+
+    def table(self) -> AttemptTable:
+        """The live attempts as read-only views (valid until the next update)."""
+        return AttemptTable(**{name: _readonly(column[:self.n])
+                               for name, column in self.columns.items()})
+
+    def _cover_keys(self, size: int) -> None:
+        if size > len(self.row_of):
+            bigger = np.full(max(size, 2 * len(self.row_of)), -1, dtype=np.int64)
+            bigger[:len(self.row_of)] = self.row_of
+            self.row_of = bigger
+
+    def _append(self, rows: AttemptTable, select: np.ndarray | None, count: int) -> None:
+        start, end = self.n, self.n + count
+        if end > len(self.columns["attempt"]):
+            capacity = max(end, 2 * len(self.columns["attempt"]), 16)
+            for name, column in self.columns.items():
+                bigger = np.empty(capacity, dtype=column.dtype)
+                bigger[:start] = column[:start]
+                self.columns[name] = bigger
+        for name, column in self.columns.items():
+            values = getattr(rows, name)
+            column[start:end] = values if select is None else values[select]
+        self.n = end
+        keys = self.columns["attempt"][:end]
+        if start > 0 and keys[start] < keys[start - 1] or not _increasing(keys[start:end]):
+            self._sort()
+        else:
+            self.row_of[keys[start:end]] = np.arange(start, end)
+
+    def _sort(self) -> None:
+        """Restore key order (frames from the shim never need it: its keys only grow)."""
+        order = np.argsort(self.columns["attempt"][:self.n], kind="stable")
+        for column in self.columns.values():
+            column[:self.n] = column[:self.n][order]
+        self.row_of[self.columns["attempt"][:self.n]] = np.arange(self.n)
+
+
+def _increasing(keys: np.ndarray) -> bool:
+    return len(keys) < 2 or bool((keys[1:] > keys[:-1]).all())
