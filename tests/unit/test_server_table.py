@@ -1,0 +1,224 @@
+"""The server's in-place attempt table and O(changed) scan checks (issue 9, latency)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.detect.validate import ReportHistory
+from hedge.errors import HedgeError
+from hedge.model import AttemptTable, ClusterFacts
+from hedge.policy.detectors import _member
+from hedge.server import wire
+from hedge.server.session import Limits, SessionRegistry
+from hedge.server.table import GrowingArray, LiveAttempts
+
+
+def rows(keys, progress=0.5, sent=10.0, task=None) -> AttemptTable:
+    keys = np.asarray(keys, dtype=np.int64)
+    n = len(keys)
+    return AttemptTable(
+        task=keys if task is None else task, attempt=keys, task_type=np.zeros(n),
+        state=np.ones(n), node=np.zeros(n), start=np.zeros(n),
+        first_progress_time=np.full(n, 1.0), first_progress=np.full(n, 0.01),
+        progress=np.broadcast_to(progress, n), report_sent=np.broadcast_to(sent, n),
+        report_received=np.broadcast_to(sent, n), bytes_processed=np.zeros(n),
+        input_bytes=np.full(n, np.nan), speculative=np.zeros(n, bool),
+    )
+
+
+def test_live_attempts_match_a_dictionary_model_over_random_scans() -> None:
+    rng = np.random.default_rng(9)
+    table, model = LiveAttempts(), {}
+    next_key = 0
+    for scan in range(300):
+        if scan % 50 == 0:  # a full snapshot now and then
+            keys = np.array(sorted(model) + list(range(next_key, next_key + 5)))
+            next_key += 5
+            progress = rng.random(len(keys))
+            table.replace(rows(keys, progress))
+            model = dict(zip(keys.tolist(), progress.tolist(), strict=True))
+        else:
+            live = np.array(sorted(model), dtype=np.int64)
+            changed = rng.choice(live, size=min(len(live), rng.integers(0, 8)), replace=False) \
+                if len(live) else np.empty(0, np.int64)
+            fresh = np.arange(next_key, next_key + rng.integers(0, 4))
+            next_key += len(fresh)
+            if scan % 37 == 0 and len(live):  # a key below the newest: order must still hold
+                fresh = np.array([next_key + 3, next_key + 1])
+                next_key += 4
+            keys = np.concatenate([changed, fresh]).astype(np.int64)
+            progress = rng.random(len(keys))
+            table.upsert(rows(keys, progress))
+            model.update(zip(keys.tolist(), progress.tolist(), strict=True))
+            ended = rng.choice(keys, size=min(len(keys), rng.integers(0, 3)), replace=False) \
+                if len(keys) else np.empty(0, np.int64)
+            table.remove(ended.astype(np.int64))
+            for key in ended.tolist():
+                model.pop(key, None)
+        got = table.table()
+        assert got.attempt.tolist() == sorted(model)
+        assert got.progress.tolist() == pytest.approx([model[k] for k in sorted(model)])
+        live_keys = np.flatnonzero(table.row_of >= 0)
+        assert live_keys.tolist() == sorted(model)
+        assert (got.attempt[table.row_of[live_keys]] == live_keys).all()
+
+
+def test_snapshot_views_are_read_only_and_the_growing_array_appends() -> None:
+    table = LiveAttempts()
+    table.replace(rows([0, 1, 2]))
+    view = table.table()
+    with pytest.raises(ValueError):
+        view.progress[0] = 0.9
+    grow = GrowingArray()
+    for chunk in ([1.0], [], list(range(40))):
+        grow.extend(np.asarray(chunk, dtype=float))
+    assert grow.view().tolist() == [1.0, *map(float, range(40))]
+    grow.clear()
+    assert len(grow.view()) == 0
+
+
+def cluster(nodes, total, free) -> ClusterFacts:
+    return ClusterFacts(total_slots=max(total, 0), free_slots=max(free, 0))
+
+
+def request(keys, *, delta, now=60.0, n_maps=8, sent=59.0, progress=0.5, removed=(),
+            task=None, completed=()) -> wire.ScanRequest:
+    data = wire.encode_request(
+        rows(keys, progress, sent, task), seq=1, now=now, job_start=0.0, n_maps=n_maps,
+        n_reduces=0, new_nodes=[] if delta else ["h0"], node_base=1 if delta else 0,
+        delta=delta, removed=list(removed), completed_map_runtimes=list(completed))
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+
+
+def session(policy="none"):
+    return SessionRegistry(Limits(), cluster).open("job_t", policy, {})
+
+
+def test_a_bad_delta_row_is_rejected_and_forces_a_full_snapshot() -> None:
+    s = session()
+    s.decide(request(range(6), delta=False))
+    with pytest.raises(HedgeError, match="field 'progress' = 1.5"):
+        s.decide(request([2], delta=True, now=61.0, sent=60.5, progress=1.5))
+    # nothing of the bad scan was kept: a delta is refused until a full snapshot comes
+    with pytest.raises(HedgeError, match="delta scan before any full snapshot"):
+        s.decide(request([3], delta=True, now=62.0, sent=61.5))
+    s.decide(request(range(6), delta=False, now=63.0, sent=62.0))
+    snap = s.snapshot(request([], delta=True, now=63.0))
+    assert snap.attempts.attempt.tolist() == list(range(6))
+
+
+def test_rows_kept_from_earlier_scans_are_rechecked_when_the_scan_context_changes() -> None:
+    s = session()
+    s.decide(request(range(6), delta=False))
+    # fewer maps than before: stored row 5 (task 5) is now out of range although the
+    # delta's own row is fine
+    with pytest.raises(HedgeError, match=r"row 5: field 'task' = 5 expected a task index"):
+        s.decide(request([0], delta=True, now=61.0, sent=60.5, n_maps=5))
+    s.decide(request(range(6), delta=False))
+    # the scan time goes back before stored reports: every row is checked again
+    with pytest.raises(HedgeError, match="is after the scan time"):
+        s.decide(request([0], delta=True, now=58.5, sent=58.0))
+
+
+def test_delta_checks_cover_new_run_times_and_full_snapshots_carry_no_removals() -> None:
+    s = session()
+    s.decide(request(range(4), delta=False, completed=[3.0]))
+    with pytest.raises(HedgeError, match="completed_map_runtimes holds a negative"):
+        s.decide(request([1], delta=True, now=61.0, sent=60.5, completed=[-1.0]))
+    s.decide(request(range(4), delta=False, completed=[3.0]))
+    s.decide(request([1], delta=True, now=61.0, sent=60.5, completed=[4.0], removed=[0]))
+    snap = s.snapshot(request([], delta=True, now=61.0))
+    assert snap.job.completed_map_runtimes.tolist() == [3.0, 4.0]
+    assert snap.attempts.attempt.tolist() == [1, 2, 3]
+    with pytest.raises(HedgeError, match="full snapshot names 1 ended attempts"):
+        s.decide(request(range(4), delta=False, removed=[0]))
+
+
+def test_delta_sessions_decide_like_the_policy_on_rebuilt_full_snapshots() -> None:
+    """Many delta scans through the session give the same decisions as a fresh policy fed
+    the full snapshot of every scan (rebuilt here from a plain dictionary of rows)."""
+    from hedge.policy import create
+
+    rng = np.random.default_rng(4)
+    n = 300
+    s = session("adaptive")
+    reference = create("adaptive")
+    speed = np.where(np.arange(n) % 17 == 0, 0.1, 1.0) * rng.uniform(0.8, 1.2, n)
+    state: dict[int, tuple[float, float]] = {}
+    copied = []
+    for scan in range(40):
+        now = 10.0 + scan
+        due = np.flatnonzero((np.arange(n) + scan) % 3 == 0) if scan else np.arange(n)
+        for k in due.tolist():
+            state[k] = (min(0.99, 0.02 + speed[k] * (now - 0.5) / 200), now - 0.5)
+        keys = np.array(sorted(state)) if scan == 0 else due
+        got = s.decide(req_for(keys, state, now, delta=scan > 0, n=n))
+        full = req_for(np.array(sorted(state)), state, now, delta=False, n=n)
+        want = reference.decide(rebuild(full))
+        assert got.speculate_task.tolist() == want.speculate_task.tolist(), scan
+        copied += got.speculate_task.tolist()
+    assert copied and all(k % 17 == 0 for k in copied)  # the slow tasks, both ways
+
+
+def req_for(keys, state, now, *, delta, n) -> wire.ScanRequest:
+    progress = np.array([state[k][0] for k in keys.tolist()])
+    sent = np.array([state[k][1] for k in keys.tolist()])
+    a = rows(keys, progress, sent)
+    data = wire.encode_request(a, seq=1, now=now, job_start=0.0, n_maps=n, n_reduces=0,
+                               new_nodes=[] if delta else ["h0"], node_base=1 if delta else 0,
+                               delta=delta)
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+
+
+def rebuild(full: wire.ScanRequest):
+    from hedge.model import JobFacts, Snapshot
+
+    job = JobFacts(job_id="r", start=full.job_start, n_maps=full.n_maps,
+                   n_reduces=full.n_reduces, deadline=full.deadline)
+    return Snapshot(now=full.now, job=job, attempts=full.attempts,
+                    cluster=cluster([], full.total_slots, full.free_slots))
+
+
+def test_member_equals_isin() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        values = rng.integers(-2 if rng.random() < 0.1 else 0, 30, rng.integers(0, 6))
+        pool = rng.integers(0, 30, rng.integers(0, 6))
+        assert _member(values, pool).tolist() == np.isin(values, pool).tolist()
+
+
+def test_report_history_fast_path_matches_the_general_one() -> None:
+    """Same attempts as the previous scan skip the search; results must not change."""
+    rng = np.random.default_rng(2)
+
+    class General(ReportHistory):
+        def _same(self, ids):
+            return False
+
+    fast, slow = ReportHistory(), General()
+    ids = np.arange(20)
+    for scan in range(60):
+        if scan % 7 == 3:
+            ids = np.unique(np.concatenate([ids, rng.integers(0, 40, 3)]))
+        if scan % 11 == 5:
+            ids = ids[ids % 5 != 1]
+        sent = rng.uniform(0, 100, len(ids))
+        ended = rng.random(len(ids)) < 0.1
+        for history in (fast, slow):
+            prev = history._lookup(ids)
+            history._remember(ids, sent, ended)
+            if history is fast:
+                got = prev
+            else:
+                want = prev
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, w, equal_nan=True)
+        assert np.array_equal(fast._sent, slow._sent) and np.array_equal(fast._ended,
+                                                                        slow._ended)
+    # a repeated id takes the general path (leftmost match), as before
+    dup = np.array([1, 1, 2])
+    fast, slow = ReportHistory(), General()
+    for history in (fast, slow):
+        history._remember(dup, np.array([1.0, 2.0, 3.0]), np.zeros(3, bool))
+    assert np.array_equal(fast._lookup(dup)[1], slow._lookup(dup)[1])
