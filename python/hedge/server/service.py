@@ -135,10 +135,18 @@ def _head(values, n: int = 10) -> str:
     return "[" + ",".join(map(str, items)) + more + "]"
 
 
-def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
-    """Exactly n bytes, or None when the peer closed before the first byte."""
-    buf = bytearray(n)
-    view = memoryview(buf)
+def _read_exact(sock: socket.socket, n: int, buf: bytearray | None = None,
+                ) -> bytearray | memoryview | None:
+    """Exactly n bytes, or None when the peer closed before the first byte.
+
+    With ``buf`` (at least n bytes) the bytes land in it and a view of them is returned:
+    a connection reuses one buffer for every frame instead of allocating (and zeroing) a
+    new one per scan; nothing of a frame is kept after its answer (the session copies the
+    rows into its table).
+    """
+    if buf is None:
+        buf = bytearray(n)
+    view = memoryview(buf)[:n]
     got = 0
     while got < n:
         k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)
@@ -147,7 +155,7 @@ def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
                 return None
             raise ConnectionError(f"peer closed after {got} of {n} bytes")
         got += k
-    return buf
+    return view if len(buf) != n else buf
 
 
 def _collect_if_due() -> None:
@@ -216,6 +224,7 @@ class ControlPlaneService:
                         session_id)
             return
         max_body = self.config.limits.max_body_bytes
+        buffer = bytearray(64 << 10)  # grows to the largest frame of the connection
         while not self._stop.is_set():
             header = _read_exact(sock, wire.REQUEST.size)
             if header is None:
@@ -227,14 +236,20 @@ class ControlPlaneService:
                 sock.sendall(wire.encode_rejection(seq, f"frame refused: {body_len} bytes "
                                                    f"(limit {max_body}) or bad magic"))
                 return  # cannot resynchronise: drop the connection, keep the session
-            body = _read_exact(sock, body_len) if body_len else bytearray()
+            if body_len > len(buffer):
+                buffer = bytearray(max(body_len, 2 * len(buffer)))
+            body = _read_exact(sock, body_len, buffer) if body_len else bytearray()
             if body is None:
                 return
             sock.sendall(self.answer(session, bytes(header), body))
             _collect_if_due()
 
-    def answer(self, session, header: bytes, body: bytearray) -> bytes:
-        """The response frame for one request frame (never raises)."""
+    def answer(self, session, header: bytes, body: bytearray | memoryview) -> bytes:
+        """The response frame for one request frame (never raises).
+
+        The response carries this thread's CPU time for the decision, so the client can tell
+        time spent working from time spent waiting for a core (docs/wire-format.md).
+        """
         t0, c0 = time.perf_counter(), time.thread_time()
         seq = wire.REQUEST.unpack_from(header)[3]
         fallbacks = 0
@@ -242,10 +257,10 @@ class ControlPlaneService:
             request = wire.decode_request(header, body)
             fallbacks = request.fallbacks
             actions = session.decide(request)
-            out = wire.encode_response(seq, actions)
+            cpu = time.thread_time() - c0
+            out = wire.encode_response(seq, actions, cpu_seconds=cpu)
             self.metrics.scan(time.perf_counter() - t0, actions.copies_requested,
-                              len(actions.kill_attempt), fallbacks,
-                              cpu_seconds=time.thread_time() - c0)
+                              len(actions.kill_attempt), fallbacks, cpu_seconds=cpu)
             if actions.copies_requested or len(actions.kill_attempt):
                 log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
                          session.session_id, session.job_id, seq,

@@ -44,8 +44,10 @@ HELLO_REPLY = struct.Struct("<4sI")  # b"HDGA", status (0 ok, 1 refused)
 # request header (88 bytes)
 REQUEST = struct.Struct("<4sHHIIqqqIIIIIIIIiiII")
 REQUEST_MAGIC = b"HDGS"
-# response header (32 bytes); status: 0 ok, 1 input rejected (message follows)
+# response header (32 bytes); status: 0 ok, 1 input rejected (message follows); the u16 at
+# offset 6 is the server's CPU time for the decision in microseconds (saturating)
 RESPONSE = struct.Struct("<4sBBHIiIIII")
+CPU_US_MAX = 65_535
 RESPONSE_MAGIC = b"HDGR"
 STATUS_OK = 0
 STATUS_REJECTED = 1
@@ -218,11 +220,17 @@ def next_scan_ms(next_scan_in: float | None) -> int:
     return max(0, int(round(next_scan_in * 1e3)))
 
 
-def encode_response(seq: int, actions: Actions) -> bytes:
-    """An OK response carrying copies (task, copies, preferred node) and kills."""
+def cpu_micros(cpu_seconds: float) -> int:
+    """The response's server CPU field: whole microseconds, saturating at 65,535."""
+    return min(CPU_US_MAX, max(0, int(round(cpu_seconds * 1e6))))
+
+
+def encode_response(seq: int, actions: Actions, cpu_seconds: float = 0.0) -> bytes:
+    """An OK response carrying copies (task, copies, preferred node) and kills, and the
+    server's CPU time for the decision (informational)."""
     n, k = len(actions.speculate_task), len(actions.kill_attempt)
     flags = FLAG_WAKE_ON_COMPLETION if actions.wake_on_completion else 0
-    header = RESPONSE.pack(RESPONSE_MAGIC, STATUS_OK, 0, 0, seq,
+    header = RESPONSE.pack(RESPONSE_MAGIC, STATUS_OK, 0, cpu_micros(cpu_seconds), seq,
                            next_scan_ms(actions.next_scan_in), flags, n, k, 0)
     arrays = (actions.speculate_task, actions.speculate_copies, actions.prefer_node,
               actions.kill_attempt)
@@ -247,11 +255,12 @@ class ScanResponse:
     prefer_node: np.ndarray
     kill_attempt: np.ndarray
     message: str
+    server_cpu_us: int = 0
 
 
 def decode_response(data: bytes) -> ScanResponse:
     """Decode a response (the Java client's job; here for tests and benchmarks)."""
-    magic, status, _, _, seq, next_ms, flags, n, k, msg_len = RESPONSE.unpack_from(data, 0)
+    magic, status, _, cpu_us, seq, next_ms, flags, n, k, msg_len = RESPONSE.unpack_from(data, 0)
     if magic != RESPONSE_MAGIC:
         raise HedgeError(f"scan response: magic {magic!r}, expected {RESPONSE_MAGIC!r}")
     ints = np.frombuffer(data, "<i4", 3 * n + k, RESPONSE.size)
@@ -261,4 +270,5 @@ def decode_response(data: bytes) -> ScanResponse:
         wake_on_completion=bool(flags & FLAG_WAKE_ON_COMPLETION),
         speculate_task=ints[:n], speculate_copies=ints[n:2 * n], prefer_node=ints[2 * n:3 * n],
         kill_attempt=ints[3 * n:], message=data[end:end + msg_len].decode("utf-8"),
+        server_cpu_us=cpu_us,
     )

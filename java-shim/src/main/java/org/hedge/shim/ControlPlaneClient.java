@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -57,6 +58,9 @@ public class ControlPlaneClient implements Closeable {
     volatile Socket socket; // closed by the deadline watchdog from another thread
     DataInputStream in;
     OutputStream out;
+    // response buffers, reused by every scan of the session (grown when an answer is larger)
+    final byte[] head = new byte[WireFormat.RESPONSE_HEADER];
+    byte[] body = new byte[256];
 
     Session(long id, byte[] secret, int dataPort) {
       this.id = id;
@@ -118,7 +122,11 @@ public class ControlPlaneClient implements Closeable {
       }
     };
     this.worker = Executors.newCachedThreadPool(daemons);
-    this.watchdog = Executors.newSingleThreadScheduledExecutor(daemons);
+    ScheduledThreadPoolExecutor alarms = new ScheduledThreadPoolExecutor(1, daemons);
+    // a cancelled alarm leaves the queue at once: the watchdog thread then wakes only when a
+    // deadline really passes, not once per scan 200 ms later
+    alarms.setRemoveOnCancelPolicy(true);
+    this.watchdog = alarms;
   }
 
   public String address() {
@@ -268,12 +276,14 @@ public class ControlPlaneClient implements Closeable {
     }
     s.out.write(frame.array(), frame.arrayOffset(), frame.limit());
     s.out.flush();
-    byte[] head = new byte[WireFormat.RESPONSE_HEADER];
-    s.in.readFully(head);
-    int length = WireFormat.bodyLength(ByteBuffer.wrap(head));
-    byte[] body = new byte[length];
-    s.in.readFully(body);
-    return WireFormat.decode(ByteBuffer.wrap(head), ByteBuffer.wrap(body), seq, nTasks);
+    s.in.readFully(s.head);
+    int length = WireFormat.bodyLength(ByteBuffer.wrap(s.head));
+    if (length > s.body.length) {
+      s.body = new byte[length];
+    }
+    s.in.readFully(s.body, 0, length);
+    return WireFormat.decode(ByteBuffer.wrap(s.head), ByteBuffer.wrap(s.body, 0, length), seq,
+        nTasks);
   }
 
   private void connectData(Session s) throws IOException {

@@ -15,6 +15,8 @@ final class Decision {
   int[] preferNode = new int[0];
   int[] killAttempt = new int[0];
   String message = "";
+  /** The server's CPU time for this decision, microseconds (saturates at 65,535). */
+  int serverCpuMicros;
 
   int copiesRequested() {
     int total = 0;

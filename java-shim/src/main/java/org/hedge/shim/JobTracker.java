@@ -3,7 +3,6 @@ package org.hedge.shim;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +42,8 @@ final class JobTracker {
     double bytesProcessed = Double.NaN;
     boolean speculative;
     int node = -2; // -2: not looked up yet, -1: unknown
+    boolean dirty; // in the dirty list (changed since the last snapshot)
+    boolean ended; // no longer live (a dirty-list entry to skip)
 
     Attempt(TaskAttemptId id, int key, Task task) {
       this.id = id;
@@ -57,6 +58,9 @@ final class JobTracker {
   /** One task's bookkeeping. */
   static final class Task {
     final TaskId id;
+    final boolean map; // cached (protobuf getters are synchronized)
+    // the task's attempts that are live: a success ends them without a walk over the job
+    final List<Attempt> attempts = new ArrayList<>(2);
     int running;
     int pendingCopies;
     int containersNeeded;
@@ -64,10 +68,11 @@ final class JobTracker {
 
     Task(TaskId id) {
       this.id = id;
+      this.map = id.getTaskType() == TaskType.MAP;
     }
 
     boolean isMap() {
-      return id.getTaskType() == TaskType.MAP;
+      return map;
     }
   }
 
@@ -91,16 +96,17 @@ final class JobTracker {
   final Map<TaskAttemptId, Attempt> live = new LinkedHashMap<>();
   final Map<TaskId, Task> tasks = new HashMap<>();
   private final Map<Integer, Attempt> byKey = new HashMap<>();
-  private final List<Float> doneMaps = new ArrayList<>();
-  private final List<Float> doneReduces = new ArrayList<>();
+  private final Floats doneMaps = new Floats();
+  private final Floats doneReduces = new Floats();
   private final List<String> nodes = new ArrayList<>();
   private final Map<String, Integer> nodeIndex = new HashMap<>();
   private int nextKey;
   private Scan scan; // reused between scans (arrays grow, never shrink)
   // delta state: attempts changed and attempt keys ended since the last snapshot; completed
-  // run times already sent; a full snapshot is due after any failure or a new session
-  private final java.util.Set<Attempt> dirty = new java.util.LinkedHashSet<>();
-  private final List<Integer> removed = new ArrayList<>();
+  // run times already sent; a full snapshot is due after any failure or a new session.
+  // Primitive lists and a flag per attempt: an update is one field test, never a hash or a box.
+  private final List<Attempt> dirty = new ArrayList<>();
+  private final Ints removed = new Ints();
   private int doneMapsSent;
   private int doneReducesSent;
   private boolean needFull = true;
@@ -134,7 +140,8 @@ final class JobTracker {
       a = new Attempt(id, nextKey++, task(id.getTaskId()));
       live.put(id, a);
       byKey.put(a.key, a);
-      dirty.add(a);
+      a.task.attempts.add(a);
+      markDirty(a);
     }
     return a;
   }
@@ -182,7 +189,7 @@ final class JobTracker {
         if (!Double.isNaN(bytes)) {
           a.bytesProcessed = bytes;
         }
-        dirty.add(a);
+        markDirty(a);
       }
     }
     if (state == TaskAttemptState.SUCCEEDED) {
@@ -204,28 +211,34 @@ final class JobTracker {
     t.pendingCopies++;
   }
 
+  private void markDirty(Attempt a) {
+    if (!a.dirty) {
+      a.dirty = true;
+      dirty.add(a);
+    }
+  }
+
   private void finishTask(Task t) {
     t.done = true;
-    Iterator<Attempt> it = live.values().iterator();
-    while (it.hasNext()) {
-      Attempt a = it.next();
-      if (a.task == t) {
-        it.remove();
-        byKey.remove(a.key);
-        dirty.remove(a);
-        removed.add(a.key);
-      }
+    for (Attempt a : t.attempts) {
+      forget(a);
     }
+    t.attempts.clear();
     t.running = 0;
     t.pendingCopies = 0;
   }
 
   private void remove(Attempt a) {
+    forget(a);
+    a.task.attempts.remove(a);
+    a.task.running = Math.max(0, a.task.running - 1);
+  }
+
+  private void forget(Attempt a) {
     live.remove(a.id);
     byKey.remove(a.key);
-    dirty.remove(a);
+    a.ended = true; // its dirty-list entry, if any, is skipped
     removed.add(a.key);
-    a.task.running = Math.max(0, a.task.running - 1);
   }
 
   synchronized Attempt byKey(int key) {
@@ -274,16 +287,22 @@ final class JobTracker {
    * is due, else a delta (attempts changed and keys ended since the last snapshot, new
    * completions); node names not yet acknowledged either way.
    */
-  synchronized Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
+  Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
     if (resolver != null) {
       dropEnded(nowMs, resolver);
     }
+    synchronized (this) {
+      return fill(nowMs, nMaps, nReduces, resolver);
+    }
+  }
+
+  /** The snapshot's rows and lists (under the lock: events wait for this only). */
+  private Scan fill(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
     boolean full = needFull;
     java.util.Collection<Attempt> rows = full ? live.values() : dirty;
     Scan s = scan == null || scan.capacity() < rows.size()
         ? new Scan(Math.max(16, rows.size() + rows.size() / 2)) : scan;
     scan = s;
-    s.rows = rows.size();
     s.delta = !full;
     s.nowMs = nowMs;
     s.jobStartMs = jobStartMs;
@@ -291,6 +310,9 @@ final class JobTracker {
     s.nReduces = nReduces;
     int i = 0;
     for (Attempt a : rows) {
+      if (a.ended) {
+        continue; // ended after it changed: its key is in the removed list
+      }
       if (a.node == -2) {
         String host = resolver == null ? null : resolver.host(a.id);
         a.node = host == null ? -1 : nodeIndex(host);
@@ -311,15 +333,15 @@ final class JobTracker {
       s.speculative[i] = (byte) (a.speculative ? 1 : 0);
       i++;
     }
-    s.doneMapRuntimes = floats(doneMaps.subList(full ? 0 : doneMapsSent, doneMaps.size()));
-    s.doneReduceRuntimes = floats(doneReduces.subList(full ? 0 : doneReducesSent,
-        doneReduces.size()));
-    s.removed = new int[full ? 0 : removed.size()];
-    for (int k = 0; k < s.removed.length; k++) {
-      s.removed[k] = removed.get(k);
+    s.rows = i;
+    s.doneMapRuntimes = doneMaps.copy(full ? 0 : doneMapsSent);
+    s.doneReduceRuntimes = doneReduces.copy(full ? 0 : doneReducesSent);
+    s.removed = full ? new int[0] : removed.copy(0);
+    doneMapsSent = doneMaps.n;
+    doneReducesSent = doneReduces.n;
+    for (Attempt a : dirty) {
+      a.dirty = false;
     }
-    doneMapsSent = doneMaps.size();
-    doneReducesSent = doneReduces.size();
     dirty.clear();
     removed.clear();
     needFull = false;
@@ -342,19 +364,36 @@ final class JobTracker {
    * report every few seconds and cost nothing here.
    */
   private void dropEnded(long nowMs, NodeResolver resolver) {
-    List<Attempt> ended = new ArrayList<>();
-    for (Attempt a : live.values()) {
-      long heard = Math.max(a.reportMs, a.startMs);
-      if (nowMs - heard > STALE_MS) {
-        TaskAttemptState state = resolver.state(a.id);
-        if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED
-            || state == TaskAttemptState.SUCCEEDED) {
-          ended.add(a);
+    List<Attempt> stale = null;
+    synchronized (this) {
+      for (Attempt a : live.values()) {
+        if (nowMs - Math.max(a.reportMs, a.startMs) > STALE_MS) {
+          if (stale == null) {
+            stale = new ArrayList<>();
+          }
+          stale.add(a);
         }
       }
     }
-    for (Attempt a : ended) {
-      remove(a);
+    if (stale == null) {
+      return;
+    }
+    // Hadoop's attempt state is read outside our lock: it takes the attempt's own lock, and
+    // events must not wait for that behind a scan.
+    List<Attempt> ended = new ArrayList<>();
+    for (Attempt a : stale) {
+      TaskAttemptState state = resolver.state(a.id);
+      if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED
+          || state == TaskAttemptState.SUCCEEDED) {
+        ended.add(a);
+      }
+    }
+    synchronized (this) {
+      for (Attempt a : ended) {
+        if (!a.ended) { // an event may have ended it meanwhile
+          remove(a);
+        }
+      }
     }
   }
 
@@ -394,12 +433,42 @@ final class JobTracker {
     return (int) Math.max(WireFormat.MISSING + 1L, Math.min(Integer.MAX_VALUE, d));
   }
 
-  private static float[] floats(List<Float> values) {
-    float[] out = new float[values.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = values.get(i);
+  /** A growable float list (completed run times) without boxing. */
+  static final class Floats {
+    float[] values = new float[16];
+    int n;
+
+    void add(float v) {
+      if (n == values.length) {
+        values = java.util.Arrays.copyOf(values, 2 * n);
+      }
+      values[n++] = v;
     }
-    return out;
+
+    float[] copy(int from) {
+      return java.util.Arrays.copyOfRange(values, from, n);
+    }
+  }
+
+  /** A growable int list (ended attempt keys) without boxing. */
+  static final class Ints {
+    int[] values = new int[16];
+    int n;
+
+    void add(int v) {
+      if (n == values.length) {
+        values = java.util.Arrays.copyOf(values, 2 * n);
+      }
+      values[n++] = v;
+    }
+
+    int[] copy(int from) {
+      return java.util.Arrays.copyOfRange(values, from, n);
+    }
+
+    void clear() {
+      n = 0;
+    }
   }
 
   /** Input bytes read so far: BYTES_READ for maps, shuffled bytes for reduces (NaN: none). */

@@ -107,6 +107,7 @@ final class WireFormat {
     body.order(ByteOrder.LITTLE_ENDIAN);
     Decision d = new Decision();
     d.status = header.get(4) & 0xff;
+    d.serverCpuMicros = header.getShort(6) & 0xffff;
     d.seq = header.getInt(8);
     d.nextScanMs = header.getInt(12);
     d.wakeOnCompletion = (header.getInt(16) & 1) != 0;

@@ -16,10 +16,14 @@ import org.apache.hadoop.mapreduce.MRJobConfig;
  * long; after {@link #WARMUP_SCANS} simulated seconds of warm-up (one untimed scan each, for
  * both speculators), SCANS scans are timed (wall clock, only the scan call), one per simulated
  * second with the heartbeats of that second delivered between.
- * Prints "BENCH speculator=NAME rows=ROWS p50_ms=.. p99_ms=.. mean_ms=..".
+ * Prints "BENCH speculator=NAME rows=ROWS p50_ms=.. p99_ms=.. mean_ms=.. cpu_p50_ms=.. ..":
+ * wall time per scan, CPU time of the scan thread, the server's CPU per scan (as each answer
+ * reports it), and the scans slower than {@link #SLOW_MS}: how many, and the CPU (scan thread +
+ * server) they used. A slow scan whose CPU is far below its wall time waited for a core.
  *
  * <p>With -Dhedge.bench.trace=true every timed hedge scan is also printed to stderr as
- * "TRACE i=.. ms=.. snap=.. rt=.. cpu=.." (snapshot + encoding, round trip, scan-thread CPU):
+ * "TRACE i=.. ms=.. snap=.. rt=.. cpu=.. srv=.." (snapshot + encoding, round trip, scan-thread
+ * CPU, server CPU):
  * where a slow scan spent its time.
  */
 public final class BenchMain {
@@ -54,19 +58,47 @@ public final class BenchMain {
     stock.set(MRJobConfig.MR_AM_JOB_SPECULATOR,
         "org.apache.hadoop.mapreduce.v2.app.speculate.DefaultSpeculator");
     for (String name : new String[] {"default", "hedge"}) {
-      double[][] both = run(name.equals("hedge") ? hedge : stock, rows, scans);
-      double[] ms = both[0];
-      double[] cpu = both[1];
-      Arrays.sort(ms);
-      Arrays.sort(cpu);
+      double[][] runs = run(name.equals("hedge") ? hedge : stock, rows, scans);
+      double[] ms = runs[0];
+      double[] cpu = runs[1];
+      double[] server = runs[2];
+      // scans over the target: how much of their time was CPU (AM scan thread + server)?
+      int slow = 0;
+      double[] slowCpu = new double[ms.length];
+      double[] slowMs = new double[ms.length];
+      for (int i = 0; i < ms.length; i++) {
+        if (ms[i] > SLOW_MS) {
+          slowCpu[slow] = cpu[i] + server[i];
+          slowMs[slow++] = ms[i];
+        }
+      }
       double mean = 0;
       for (double m : ms) mean += m / ms.length;
       out.printf("BENCH speculator=%s rows=%d p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f "
-          + "cpu_p50_ms=%.3f%n", name, rows, ms[ms.length / 2],
-          ms[(int) Math.min(ms.length - 1, Math.ceil(0.99 * ms.length) - 1)], mean,
-          cpu[cpu.length / 2]);
+          + "cpu_p50_ms=%.3f cpu_p99_ms=%.3f server_cpu_p50_ms=%.3f server_cpu_p99_ms=%.3f "
+          + "slow=%d slow_ms_p50=%.3f slow_cpu_p50_ms=%.3f slow_cpu_max_ms=%.3f%n", name, rows,
+          pct(ms, 0.5), pct(ms, 0.99), mean, pct(cpu, 0.5), pct(cpu, 0.99), pct(server, 0.5),
+          pct(server, 0.99), slow, pct(Arrays.copyOf(slowMs, slow), 0.5),
+          pct(Arrays.copyOf(slowCpu, slow), 0.5), pct(Arrays.copyOf(slowCpu, slow), 1.0));
     }
     System.exit(0);
+  }
+
+  /** A scan slower than this (the p99 target) is examined: CPU or waiting? */
+  static final double SLOW_MS = 10.0;
+
+  /** The ceil(q n)-th smallest value (q = 0.5: median; q = 1: the maximum); NaN if empty. */
+  static double pct(double[] values, double q) {
+    if (values.length == 0) {
+      return Double.NaN;
+    }
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    if (q == 0.5) {
+      return sorted[sorted.length / 2];
+    }
+    return sorted[(int) Math.max(0, Math.min(sorted.length - 1,
+        Math.ceil(q * sorted.length) - 1))];
   }
 
   /** Bytes this thread allocated so far (HotSpot's extension; -1 elsewhere). */
@@ -76,7 +108,10 @@ public final class BenchMain {
         Thread.currentThread().getId()) : -1;
   }
 
-  /** {wall ms per scan, scan-thread CPU ms per scan}. */
+  /**
+   * {wall ms per scan, scan-thread CPU ms per scan, server CPU ms per scan as the answers
+   * report it (0 for DefaultSpeculator)}.
+   */
   static double[][] run(Configuration conf, int rows, int scans) {
     java.lang.management.ThreadMXBean threads =
         java.lang.management.ManagementFactory.getThreadMXBean();
@@ -97,11 +132,12 @@ public final class BenchMain {
     }
     double[] ms = new double[scans];
     double[] cpu = new double[scans];
+    double[] server = new double[scans];
     boolean trace = Boolean.getBoolean("hedge.bench.trace");
     org.hedge.shim.HedgeSpeculator hs = h.speculator() instanceof org.hedge.shim.HedgeSpeculator
         ? (org.hedge.shim.HedgeSpeculator) h.speculator() : null;
     for (int i = 0; i < scans; i++) {
-      long[] before = trace && hs != null ? hs.scanTimings() : null;
+      long[] before = hs != null ? hs.scanTimings() : null;
       h.ctx.clock.now += 1000;
       h.launches();
       h.reports();
@@ -111,11 +147,15 @@ public final class BenchMain {
       h.scan();
       ms[i] = (System.nanoTime() - t0) / 1e6;
       cpu[i] = (threads.getCurrentThreadCpuTime() - c0) / 1e6;
-      if (trace && hs != null) {
+      if (hs != null) {
         long[] after = hs.scanTimings();
-        System.err.printf("TRACE i=%d ms=%.3f snap=%.3f rt=%.3f cpu=%.3f alloc_kb=%.1f%n", i,
-            ms[i], (after[0] - before[0]) / 1e6, (after[1] - before[1]) / 1e6, cpu[i],
-            (allocated(threads) - a0) / 1024.0);
+        server[i] = (after[3] - before[3]) / 1e3;
+        if (trace) {
+          System.err.printf("TRACE i=%d ms=%.3f snap=%.3f rt=%.3f cpu=%.3f srv=%.3f "
+              + "alloc_kb=%.1f%n", i, ms[i], (after[0] - before[0]) / 1e6,
+              (after[1] - before[1]) / 1e6, cpu[i], server[i],
+              (allocated(threads) - a0) / 1024.0);
+        }
       }
       h.applyEvents();
     }
@@ -125,6 +165,6 @@ public final class BenchMain {
           t[0] / 1e6 / Math.max(1, t[2]), t[1] / 1e6 / Math.max(1, t[2]), t[2]);
     }
     h.stop();
-    return new double[][] {ms, cpu};
+    return new double[][] {ms, cpu, server};
   }
 }
