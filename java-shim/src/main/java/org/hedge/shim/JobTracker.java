@@ -44,6 +44,9 @@ final class JobTracker {
     int node = -2; // -2: not looked up yet, -1: unknown
     boolean dirty; // in the dirty list (changed since the last snapshot)
     boolean ended; // no longer live (a dirty-list entry to skip)
+    // neighbours in the tracker's list of live attempts ordered by when they were last heard
+    Attempt quieter;
+    Attempt louder;
 
     Attempt(TaskAttemptId id, int key, Task task) {
       this.id = id;
@@ -101,6 +104,11 @@ final class JobTracker {
   private final List<String> nodes = new ArrayList<>();
   private final Map<String, Integer> nodeIndex = new HashMap<>();
   private int nextKey;
+  // live attempts from the longest silent to the latest heard from (start or report): the
+  // stale check walks from the quiet end and stops at the first recent one, instead of
+  // walking every live attempt on every scan
+  private Attempt quietest;
+  private Attempt latest;
   private Scan scan; // reused between scans (arrays grow, never shrink)
   // delta state: attempts changed and attempt keys ended since the last snapshot; completed
   // run times already sent; a full snapshot is due after any failure or a new session.
@@ -154,6 +162,7 @@ final class JobTracker {
     }
     Attempt a = attempt(id);
     a.startMs = ms;
+    heard(a);
     a.speculative = t.running > 0 || t.pendingCopies > 0;
     if (t.pendingCopies > 0) {
       t.pendingCopies--;
@@ -181,6 +190,7 @@ final class JobTracker {
       if (ms >= a.reportMs) {
         a.progress = Math.max(a.progress, p);
         a.reportMs = ms;
+        heard(a);
         if (a.firstProgressMs < 0 && p > 0) {
           a.firstProgressMs = ms;
           a.firstProgress = p;
@@ -234,7 +244,35 @@ final class JobTracker {
     a.task.running = Math.max(0, a.task.running - 1);
   }
 
+  /** Move the attempt to the recent end of the silence order. */
+  private void heard(Attempt a) {
+    unlink(a);
+    a.quieter = latest;
+    if (latest == null) {
+      quietest = a;
+    } else {
+      latest.louder = a;
+    }
+    latest = a;
+  }
+
+  private void unlink(Attempt a) {
+    if (a.quieter != null) {
+      a.quieter.louder = a.louder;
+    } else if (quietest == a) {
+      quietest = a.louder;
+    }
+    if (a.louder != null) {
+      a.louder.quieter = a.quieter;
+    } else if (latest == a) {
+      latest = a.quieter;
+    }
+    a.quieter = null;
+    a.louder = null;
+  }
+
   private void forget(Attempt a) {
+    unlink(a);
     live.remove(a.id);
     byKey.remove(a.key);
     a.ended = true; // its dirty-list entry, if any, is skipped
@@ -366,13 +404,14 @@ final class JobTracker {
   private void dropEnded(long nowMs, NodeResolver resolver) {
     List<Attempt> stale = null;
     synchronized (this) {
-      for (Attempt a : live.values()) {
-        if (nowMs - Math.max(a.reportMs, a.startMs) > STALE_MS) {
-          if (stale == null) {
-            stale = new ArrayList<>();
-          }
-          stale.add(a);
+      // events arrive in time order, so the silence order is (nearly) sorted by last heard;
+      // an attempt out of place is reached once those before it report again
+      for (Attempt a = quietest; a != null
+          && nowMs - Math.max(a.reportMs, a.startMs) > STALE_MS; a = a.louder) {
+        if (stale == null) {
+          stale = new ArrayList<>();
         }
+        stale.add(a);
       }
     }
     if (stale == null) {

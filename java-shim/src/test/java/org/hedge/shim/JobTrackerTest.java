@@ -102,4 +102,47 @@ class JobTrackerTest {
     assertEquals(1, s.speculative[1]);
     assertEquals(1, tracker.runningTasks());
   }
+
+  @Test
+  void silentAttemptsAreFoundWhileOthersKeepReportingAndSuccessEndsEveryAttempt() {
+    TaskAttemptId[] maps = new TaskAttemptId[4];
+    for (int i = 0; i < maps.length; i++) {
+      maps[i] = attempt(TaskType.MAP, i, 0);
+      tracker.started(maps[i], 11_000);
+    }
+    TaskAttemptId copy = attempt(TaskType.MAP, 3, 1);
+    tracker.started(copy, 12_000);
+    final java.util.Set<TaskAttemptId> failed = new java.util.HashSet<>();
+    JobTracker.NodeResolver hadoop = new JobTracker.NodeResolver() {
+      @Override
+      public String host(TaskAttemptId id) {
+        return "h";
+      }
+
+      @Override
+      public TaskAttemptState state(TaskAttemptId id) {
+        return failed.contains(id) ? TaskAttemptState.FAILED : TaskAttemptState.RUNNING;
+      }
+    };
+    tracker.snapshot(12_500, 4, 0, hadoop);
+    // maps 0, 2 and the copy report every 3 s; map 1 (started first) and map 3 fall silent
+    for (long t = 14_000; t <= 26_000; t += 3000) {
+      for (TaskAttemptId id : new TaskAttemptId[] {maps[0], maps[2], copy}) {
+        report(id, t, (t - 11_000) / 60_000f, TaskAttemptState.RUNNING);
+      }
+    }
+    failed.add(maps[1]);
+    Scan s = tracker.snapshot(26_500, 4, 0, hadoop);
+    assertArrayEquals(new int[] {1}, s.removed); // map 1 failed; silent map 3 still runs
+    assertEquals(4, tracker.live.size());
+    // the copy succeeds: task 3's original attempt ends with it (keys 3 and 4)
+    report(copy, 27_000, 1f, TaskAttemptState.SUCCEEDED);
+    Scan after = tracker.snapshot(27_500, 4, 0, hadoop);
+    int[] removed = after.removed.clone();
+    java.util.Arrays.sort(removed);
+    assertArrayEquals(new int[] {3, 4}, removed);
+    assertEquals(2, tracker.live.size());
+    failed.add(maps[0]); // heard from recently: not looked up, not dropped
+    assertEquals(0, tracker.snapshot(28_000, 4, 0, hadoop).removed.length);
+  }
 }
