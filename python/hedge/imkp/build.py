@@ -75,7 +75,7 @@ def count_local(sources: list[Source], settings: BuildSettings) -> KeyCounts:
             yield from rule.pieces(source, settings.block_size, bar.update)
 
     try:
-        return count_keys(pieces, rule.keys, settings.groups, settings.seed,
+        return count_keys(pieces, rule, settings.groups, settings.seed,
                           settings.max_keys, settings.threads)
     finally:
         bar.close()

@@ -1,7 +1,8 @@
 """Streaming key counting with bounded memory: exact group totals, exact heavy-key counts.
 
-Every piece's keys are counted on a worker thread (``pyarrow.compute.value_counts``), and
-the distinct keys are hashed to their group (``murmur3_32 mod G``), so group totals are
+Every piece's keys are counted on a worker thread (``Extractor.distinct``: the one-pass
+compiled word count for ``words``, ``pyarrow.compute.value_counts`` for the other rules),
+and the distinct keys are hashed to their group (``murmur3_32 mod G``), so group totals are
 exact whatever the input size. Per-key counts are merged into one table of at most
 ``capacity`` keys; when it would grow past that, it becomes a Misra-Gries summary (merged
 summaries, Agarwal et al. 2012): the (capacity+1)-th largest count is subtracted from every
@@ -22,8 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hedge.imkp.hashing import murmur3_32_array
-from hedge.imkp.keys import Piece
+from hedge.imkp.keys import Extractor, Piece, distinct_counts
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,9 @@ class KeyCounts:
         return int(self.group_totals.sum())
 
 
-def distinct_counts(keys: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """(distinct keys as binary, their counts)."""
-    counted = pc.value_counts(keys)
-    return counted.field(0).cast(pa.binary()), counted.field(1).to_numpy().astype(np.int64)
-
-
-def count_piece(keys: pa.Array, groups: int, seed: int) -> PieceCount:
-    distinct, counts = distinct_counts(keys)
-    group = murmur3_32_array(distinct, seed).astype(np.int64) % groups
+def count_piece(rule: Extractor, piece: Piece, groups: int, seed: int) -> PieceCount:
+    distinct, counts, hashes = rule.distinct(piece, seed)
+    group = hashes.astype(np.int64) % groups
     totals = np.bincount(group, weights=counts, minlength=groups)
     return PieceCount(distinct, counts, np.rint(totals).astype(np.int64))
 
@@ -117,13 +111,13 @@ def run_pieces(pieces: Iterable[Piece], work: Callable[[Piece], PieceCount | tup
             yield queue.popleft().result()
 
 
-def count_keys(pieces: Callable[[], Iterable[Piece]], to_keys: Callable[[Piece], pa.Array],
-               groups: int, seed: int, capacity: int, threads: int) -> KeyCounts:
+def count_keys(pieces: Callable[[], Iterable[Piece]], rule: Extractor, groups: int, seed: int,
+               capacity: int, threads: int) -> KeyCounts:
     """Count every piece; a second pass over ``pieces()`` when the key table overflowed."""
     capacity = max(capacity, 2 * groups)
     group_totals = np.zeros(groups, dtype=np.int64)
     table = KeyTable(capacity)
-    for result in run_pieces(pieces(), lambda p: count_piece(to_keys(p), groups, seed), threads):
+    for result in run_pieces(pieces(), lambda p: count_piece(rule, p, groups, seed), threads):
         group_totals += result.group_totals
         table.add(result.keys, result.counts)
     table.merge()
@@ -132,7 +126,7 @@ def count_keys(pieces: Callable[[], Iterable[Piece]], to_keys: Callable[[Piece],
     candidates = table.keys
 
     def recount(piece: Piece) -> tuple[pa.Array, np.ndarray]:
-        keys = to_keys(piece).cast(pa.binary())
+        keys = rule.keys(piece).cast(pa.binary())
         return distinct_counts(keys.filter(pc.is_in(keys, value_set=candidates)))
 
     exact = KeyTable(capacity)

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
+from hedge.imkp.hashing import murmur3_32_array
 from hedge.imkp.sources import Source, read_full
 
 DELIMITERS = b" \t\n\r\f"
@@ -74,6 +75,17 @@ class Extractor(ABC):
     @abstractmethod
     def keys(self, piece: Piece) -> pa.Array:
         """The keys of one piece (runs on a worker thread)."""
+
+    def distinct(self, piece: Piece, seed: int) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """(distinct keys as binary, their counts, their murmur3_32) of one piece."""
+        keys, counts = distinct_counts(self.keys(piece))
+        return keys, counts, murmur3_32_array(keys, seed)
+
+
+def distinct_counts(keys: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(distinct keys as binary, their counts)."""
+    counted = pc.value_counts(keys)
+    return counted.field(0).cast(pa.binary()), counted.field(1).to_numpy().astype(np.int64)
 
 
 def check_text(data: bytes, source: str) -> None:
@@ -126,6 +138,16 @@ class Words(Extractor):
         if len(piece.data) and np.frombuffer(piece.data, dtype=np.uint8).max() < 0x80:
             return tokens.view(pa.string())  # pure ASCII is valid UTF-8: skip validation
         return utf8(tokens, piece.source)
+
+    def distinct(self, piece: Piece, seed: int) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """The one-pass compiled count (``hedge.imkp.wordcount``), same answer as the default."""
+        from hedge.imkp.wordcount import count_words  # numba: imported when words are counted
+
+        check_text(piece.data, piece.source)
+        keys, counts, hashes = count_words(piece.data, seed, piece.source)
+        if len(piece.data) and np.frombuffer(piece.data, dtype=np.uint8).max() >= 0x80:
+            utf8(keys, piece.source)  # valid iff every distinct token is (delimiters are ASCII)
+        return keys, counts, hashes
 
 
 def split_lines(data: bytes, source: str) -> pa.Array:

@@ -1,0 +1,75 @@
+"""The one-pass compiled word count equals tokenize + value_counts + murmur3 exactly."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.imkp.hashing import murmur3_32
+from hedge.imkp.keys import Piece, Words, distinct_counts, tokenize
+from hedge.imkp.wordcount import count_words
+from tests.integration.hadoop_job import tokenize as string_tokenizer
+
+TRICKY = ("alpha beta\tgamma\r\ndelta\fepsilon\x0bzeta \u00a0eta  θ\u2003ι\n\n"
+          "Zürich 日本 🙂 a\x1cb end")
+
+
+def as_counter(data: bytes, seed: int = 0) -> Counter:
+    keys, counts, hashes = count_words(data, seed)
+    got = keys.to_pylist()
+    assert len(set(got)) == len(got), "a token counted in two slots"
+    assert hashes.tolist() == [murmur3_32(k, seed) for k in got]
+    return Counter(dict(zip(got, counts.tolist(), strict=True)))
+
+
+def reference(data: bytes) -> Counter:
+    keys, counts = distinct_counts(tokenize(data))
+    return Counter(dict(zip(keys.to_pylist(), counts.tolist(), strict=True)))
+
+
+def test_string_tokenizer_semantics_and_hashes() -> None:
+    data = TRICKY.encode()
+    assert as_counter(data) == Counter(t.encode() for t in string_tokenizer(TRICKY))
+    assert as_counter(data, seed=12345) == reference(data)
+    assert b"epsilon\x0bzeta" in as_counter(data)  # \x0b is not a delimiter
+
+
+@pytest.mark.parametrize("data", [b"", b" \t\r\n\f  \n", b"x", b"  abcdefgh", b"abcdefghi\n"])
+def test_edges(data: bytes) -> None:
+    assert as_counter(data) == reference(data)
+
+
+def test_tokens_sharing_prefixes_hash_blocks_and_lengths() -> None:
+    # Lengths 1..40 around the 4-byte Murmur3 blocks and the 8-byte word; tokens equal in
+    # their first 8 bytes but not after, and prefixes of each other.
+    stems = [b"a" * n for n in range(1, 41)] + [b"abcdefgh" + bytes([c]) * 3 for c in b"xyz"]
+    stems += [b"abcdefgh" + b"x" * n for n in range(0, 12)] + ["ü日🙂".encode() * 3]
+    rng = np.random.default_rng(3)
+    data = b" ".join(stems[i] for i in rng.integers(0, len(stems), 5000))
+    got = as_counter(data)
+    assert got == reference(data) and len(got) == len(set(stems))
+
+
+def test_many_distinct_keys_grow_the_table_and_random_bytes() -> None:
+    rng = np.random.default_rng(5)
+    words = [f"w{i:x}".encode() * (1 + i % 5) for i in range(20_000)]  # > initial table
+    data = b"\n".join(words[i] for i in rng.zipf(1.2, 60_000) % len(words))
+    assert as_counter(data) == reference(data)
+    # Arbitrary non-NUL bytes: every control byte, space, and bytes >= 0x80.
+    noise = rng.choice(np.r_[1:40, 97:100, 200:203].astype(np.uint8), 50_000).tobytes()
+    assert as_counter(noise, seed=7) == reference(noise)
+
+
+def test_words_rule_counts_like_the_default_path_and_rejects_binary() -> None:
+    piece = Piece("t.txt", (TRICKY * 3).encode())
+    keys, counts, hashes = Words().distinct(piece, 0)
+    expected, expected_counts = distinct_counts(Words().keys(piece))
+    assert dict(zip(keys.to_pylist(), counts.tolist(), strict=True)) == \
+        dict(zip(expected.to_pylist(), expected_counts.tolist(), strict=True))
+    with pytest.raises(HedgeError, match="t.txt: invalid UTF-8.*binary file given as text"):
+        Words().distinct(Piece("t.txt", b"ok \xff\xfe bad"), 0)
+    with pytest.raises(HedgeError, match="t.txt: NUL byte"):
+        Words().distinct(Piece("t.txt", b"ok \x00 bad"), 0)
