@@ -7,10 +7,12 @@ import struct
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hedge.cli import main
 from hedge.errors import HedgeError
+from hedge.model import AttemptTable
 from hedge.server import wire
 from hedge.server.service import ControlPlaneService, EntryPoint, ServerConfig
 from hedge.server.settings import load_settings
@@ -176,3 +178,38 @@ def test_cyclic_gc_runs_between_scans_not_inside_them() -> None:
     finally:
         svc.stop()
     assert gc.isenabled()
+
+
+def test_one_connection_reuses_its_buffer_across_frames_of_any_size(service) -> None:
+    """Frames larger and smaller than the connection's receive buffer decode alike."""
+    entry = EntryPoint(service)
+    _, sid, secret, _, _ = entry.open("job_big", "none", "").split()
+    sock, status = connect(service, int(sid), bytes.fromhex(secret))
+    session = service.sessions.authenticate(int(sid), bytes.fromhex(secret))
+
+    def table(keys: np.ndarray, progress: float) -> AttemptTable:
+        n = len(keys)
+        return AttemptTable(
+            task=keys, attempt=keys, task_type=np.zeros(n), state=np.ones(n),
+            node=np.zeros(n), start=np.zeros(n), first_progress_time=np.full(n, 1.0),
+            first_progress=np.full(n, 0.01), progress=np.full(n, progress),
+            report_sent=np.full(n, 50.0 + progress), report_received=np.full(n, 50.0 + progress),
+            bytes_processed=np.zeros(n), input_bytes=np.full(n, np.nan),
+            speculative=np.zeros(n, bool))
+
+    big = np.arange(3000)  # 153 KB: more than the first 64 KB buffer
+    for seq, (keys, delta, progress) in enumerate(
+            [(big, False, 0.2), (big[:5], True, 0.3), (big[:1000], False, 0.4),
+             (big[-3:], True, 0.5)], 1):
+        data = wire.encode_request(table(keys, progress), seq=seq, now=60.0, job_start=0.0,
+                                   n_maps=3000, n_reduces=0, new_nodes=[] if delta else ["h"],
+                                   node_base=1 if delta else 0, delta=delta)
+        answer = exchange(sock, data)
+        assert (answer.status, answer.seq) == (wire.STATUS_OK, seq), answer.message
+        assert answer.server_cpu_us > 0
+    snap = session.snapshot(wire.decode_request(data[:wire.REQUEST.size],
+                                                data[wire.REQUEST.size:]))
+    # the second full frame replaced the first: keys 0..999 at 0.4, plus the last delta's
+    assert len(snap.attempts) == 1003
+    assert snap.attempts.progress[[0, 999, 1000]].tolist() == pytest.approx([0.4, 0.4, 0.5])
+    sock.close()

@@ -87,3 +87,13 @@ def test_response_round_trip_and_scan_delay_encoding() -> None:
     assert wire.next_scan_ms(None) == -1 and wire.next_scan_ms(math.inf) == wire.NEVER_MS
     rejected = wire.decode_response(wire.encode_rejection(3, "progress out of range"))
     assert (rejected.status, rejected.seq, rejected.message) == (1, 3, "progress out of range")
+
+
+def test_response_carries_the_server_cpu_time_saturating_at_the_u16_limit() -> None:
+    actions = Actions(speculate_task=[1])
+    for seconds, micros in ((0.0, 0), (0.0012344, 1234), (0.065535, 65535), (3.0, 65535),
+                            (-1.0, 0)):
+        data = wire.encode_response(9, actions, cpu_seconds=seconds)
+        assert data[6:8] == micros.to_bytes(2, "little")  # the documented offset
+        assert wire.decode_response(data).server_cpu_us == micros
+    assert wire.decode_response(wire.encode_rejection(9, "no")).server_cpu_us == 0

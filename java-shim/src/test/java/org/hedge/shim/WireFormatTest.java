@@ -76,7 +76,7 @@ class WireFormatTest {
   private static ByteBuffer[] response(int seq, int[] tasks, int[] copies, int[] kills) {
     ByteBuffer head = ByteBuffer.allocate(WireFormat.RESPONSE_HEADER).order(ByteOrder.LITTLE_ENDIAN);
     head.put("HDGR".getBytes(StandardCharsets.US_ASCII)).put((byte) 0).put((byte) 0)
-        .putShort((short) 0).putInt(seq).putInt(15000).putInt(1).putInt(tasks.length)
+        .putShort((short) 0xfde8).putInt(seq).putInt(15000).putInt(1).putInt(tasks.length)
         .putInt(kills.length).putInt(0);
     ByteBuffer body = ByteBuffer.allocate(4 * (3 * tasks.length + kills.length))
         .order(ByteOrder.LITTLE_ENDIAN);
@@ -98,6 +98,7 @@ class WireFormatTest {
     assertEquals(15000, d.nextScanMs);
     assertEquals(4, d.copiesRequested());
     assertEquals(true, d.wakeOnCompletion);
+    assertEquals(65_000, d.serverCpuMicros); // u16 at offset 6, unsigned
   }
 
   @Test
