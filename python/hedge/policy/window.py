@@ -41,6 +41,7 @@ only at the end of a job's wave.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 
 import numpy as np
@@ -223,7 +224,8 @@ class WindowPolicy(Policy):
         done = np.concatenate([job.completed_map_runtimes, job.completed_reduce_runtimes])
         done = done[np.isfinite(done)]
         if len(done) == 0:
-            return Actions.nothing()
+            # nothing to learn from yet: sleep until a task completes (as Hadoop does)
+            return Actions(next_scan_in=math.inf, wake_on_completion=True)
         typical = np.array([_mean_or(job.completed_map_runtimes, done.mean()),
                             _mean_or(job.completed_reduce_runtimes, done.mean())])
         local = _attempt_local(snapshot)
@@ -232,7 +234,13 @@ class WindowPolicy(Policy):
             w = self._window_length(done)
             self._window_end = snapshot.now + w
             self._pending = self._plan(snapshot, w, typical, local)
-        return self._launch_ready(snapshot)
+        actions = self._launch_ready(snapshot)
+        if len(self._pending) == 0:
+            # nothing reserved: the next decision is the next window's plan; completions
+            # wake the job so the node history sees every finished task at its end
+            actions.next_scan_in = max(self._window_end - snapshot.now, 0.0)
+            actions.wake_on_completion = True
+        return actions
 
     def _window_length(self, done: np.ndarray) -> float:
         mean = float(done.mean())
@@ -250,7 +258,7 @@ class WindowPolicy(Policy):
         scan (``reserve_slots``); the other slots go to normal tasks."""
         pend = self._pending
         if len(pend) == 0:
-            return Actions.nothing()
+            return Actions()
         a = snap.attempts
         running = a.attempt[a.running]
         pend = pend[np.isin(pend["task"], a.task[a.running])]
