@@ -1,12 +1,17 @@
 """Benchmark: the detection-accuracy study and the estimation-error study (issue 4).
 
-Run: .venv/bin/python tests/bench/bench_detect.py [--repetitions 50]
+Run: .venv/bin/python tests/bench/bench_detect.py [--repetitions 50] [--no-sweep]
 
 Prints, each measured in this run:
-- the published grid's wall time against the 2-minute budget;
-- per grid (published; noisy:0.3 + jvm 1:10): mean FP/FN of each detector over the cells
-  where classic rate-based FP > 20 %, hedge's fresh-* as ratios of the classic detector,
-  and how many cells meet the issue's targets;
+- CPU time of the published grid (all detectors, one seed) against the 2-minute budget;
+- the z_last sweep on seed 0 (the tuning seed): targets met by fresh-rate / fresh-score
+  on both grids for each candidate value of hedge.detect.fresh's last-chance level;
+- for seeds 0 (tuning), 1 and 2 (reporting), per grid (published; noisy:0.3 + jvm
+  1:10): over the cells where classic rate FP > 20 %, each detector's mean FP, mean FN,
+  mean detection lead time (true end - first flag, s, over detected stragglers) and the
+  same as a fraction of the straggler's duration; then the issue's target counts;
+- for the realism grid's FN misses: how far above the straggler bar the missed
+  stragglers ran (the borderline cases no detector with a low FP can separate);
 - median absolute run-time error of jvm/fresh/rate as ratios of legacy (JVM delay 1-10 s).
 """
 
@@ -17,65 +22,135 @@ import time
 
 import numpy as np
 
+from hedge.detect import study as S
 from hedge.detect.cli import target_summary
 from hedge.detect.estimation_error import estimation_error
-from hedge.detect.study import D_AVG, STUDY_DETECTORS, StudyConfig, grid, run_study
+from hedge.detect.fresh import Z_LAST
 
 BUDGET_S = 120.0
+REALISM = {"progress": "noisy:0.3", "jvm_delay": "1:10"}
+CLASSIC_AND_FRESH = ("score", "rate", "fresh-score", "fresh-rate")
+Z_LAST_CANDIDATES = (0.0, 0.84, 1.5, 2.5, 4.0)
+
+
+def cell(row: dict) -> tuple:
+    return tuple(row.get(k) for k in S.CONFIG_KEYS)
+
+
+def counts(rows: list[dict], realism: bool) -> dict[str, tuple[int, int, int, int]]:
+    """Per fresh detector: (FP cells met, hot cells, FN cells met, cells)."""
+    out = {}
+    for line in target_summary(rows, realism):
+        if line.startswith("  miss"):
+            continue
+        words = line.replace(":", "").split()
+        name = words[0]
+        hot = int(words[words.index("the") + 1])
+        fp_met = int(words[words.index("met;") - 1])
+        fn_met, total = int(words[-4]), int(words[-2])
+        out[name] = (fp_met, hot, fn_met, total)
+    return out
 
 
 def summarise(rows: list[dict], label: str) -> None:
-    def key(r: dict) -> tuple:
-        return tuple(sorted((k, v) for k, v in r.items()
-                            if not k.startswith(("fp", "fn", "detector"))))
-
-    hot = {key(r) for r in rows if r["detector"] == "rate" and r["fp_mean"] > 0.2}
+    hot = {cell(r) for r in rows if r["detector"] == "rate" and r["fp_mean"] > 0.2}
     print(f"\n== {label}: {len(hot)} cells where classic rate FP > 20 %")
-    print(f"{'detector':>12} {'mean FP':>8} {'mean FN':>8} {'FP / rate':>10}")
+    print(f"{'detector':>12} {'mean FP':>8} {'mean FN':>8} {'FP / rate':>10} "
+          f"{'lead s':>7} {'lead/dur':>9}")
     stats = {}
-    for name in STUDY_DETECTORS:
-        cells = [r for r in rows if r["detector"] == name and key(r) in hot]
+    for name in S.STUDY_DETECTORS:
+        cells = [r for r in rows if r["detector"] == name and cell(r) in hot]
         if cells:
-            stats[name] = (
-                float(np.mean([r["fp_mean"] for r in cells])),
-                float(np.nanmean([np.nan if r["fn_mean"] is None else r["fn_mean"]
-                                  for r in cells])),
-            )
+            def mean(key: str, cells=cells) -> float:
+                return float(np.nanmean([np.nan if r[key] is None else r[key] for r in cells]))
+            stats[name] = (mean("fp_mean"), mean("fn_mean"), mean("lead_mean"),
+                           mean("lead_rel"))
     base = stats.get("rate", (float("nan"),))[0]
-    for name, (fp, fn) in stats.items():
-        print(f"{name:>12} {fp:8.3f} {fn:8.3f} {fp / base:10.2f}")
+    for name, (fp, fn, lead, rel) in stats.items():
+        print(f"{name:>12} {fp:8.3f} {fn:8.3f} {fp / base:10.2f} {lead:7.2f} {rel:9.3f}")
     for line in target_summary(rows, realism="progress" in rows[0]):
         if not line.startswith("  miss"):
             print(line)
 
 
+def sweep(reps: int) -> None:
+    """Targets met on seed 0 for each last-chance level z_last (the tuning table)."""
+    print(f"\n== z_last sweep, seed 0 (default {Z_LAST}): FP cells met / hot, FN cells met "
+          "/ all")
+    print(f"{'z_last':>6} {'grid':>10} {'fresh-rate FP':>14} {'FN':>7} "
+          f"{'fresh-score FP':>15} {'FN':>7} {'total met':>10}")
+    for z_last in Z_LAST_CANDIDATES:
+        saved = dict(S.STUDY_DETECTORS)
+        for kind in ("fresh-rate", "fresh-score"):
+            S.STUDY_DETECTORS[kind] = S.fresh_study_detector(kind, z_last=z_last)
+        try:
+            for grid_name, switches in (("published", {}), ("realism", REALISM)):
+                rows, _ = S.run_study(S.grid(**switches), CLASSIC_AND_FRESH, reps, 0)
+                c = counts(rows, bool(switches))
+                r, s = c["fresh-rate"], c["fresh-score"]
+                print(f"{z_last:6.2f} {grid_name:>10} {r[0]:>6}/{r[1]:<7} {r[2]:>3}/{r[3]:<3} "
+                      f"{s[0]:>7}/{s[1]:<7} {s[2]:>3}/{s[3]:<3} "
+                      f"{r[0] + r[2] + s[0] + s[2]:>10}")
+        finally:
+            S.STUDY_DETECTORS.clear()
+            S.STUDY_DETECTORS.update(saved)
+
+
+def borderline(reps: int, seed: int) -> None:
+    """How far above the bar the stragglers fresh-rate misses ran (realism grid)."""
+    excess = []
+    configs = S.grid(**REALISM)
+    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
+                       strict=True):
+        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
+        times, valid = S.detection_times(hb)
+        flagged = (S.STUDY_DETECTORS["fresh-rate"](S.observe(hb, times)) & valid[..., None])
+        missed = ~flagged.any(1) & hb.straggler
+        duration = hb.end - hb.start
+        bar = S.STRAGGLER_FACTOR * duration.mean(-1, keepdims=True)
+        excess.append(((duration - bar) / bar)[missed])
+    excess = np.concatenate(excess)
+    if len(excess):
+        print(f"\n== realism grid seed {seed}: {len(excess)} stragglers missed by fresh-rate; "
+              f"their duration above the bar: median {100 * np.median(excess):.2f} %, "
+              f"90th percentile {100 * np.quantile(excess, 0.9):.2f} %, "
+              f"max {100 * excess.max():.2f} %")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repetitions", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--no-sweep", action="store_true")
     args = parser.parse_args()
 
-    t0 = time.perf_counter()
-    rows, _ = run_study(grid(), STUDY_DETECTORS, args.repetitions, args.seed)
-    elapsed = time.perf_counter() - t0
-    print(f"published grid, {len(STUDY_DETECTORS)} detectors, {args.repetitions} reps: "
-          f"{elapsed:.1f} s = {elapsed / BUDGET_S:.2f} x the 2-minute budget")
-    summarise(rows, "published grid")
-
-    t0 = time.perf_counter()
-    rows, _ = run_study(grid(progress="noisy:0.3", jvm_delay="1:10"), STUDY_DETECTORS,
-                        args.repetitions, args.seed)
-    print(f"\nrealism grid: {time.perf_counter() - t0:.1f} s")
-    summarise(rows, "noisy:0.3 + jvm-delay 1:10")
+    t0 = time.process_time()
+    S.run_study(S.grid(), S.STUDY_DETECTORS, args.repetitions, 0)
+    cpu = time.process_time() - t0
+    print(f"published grid, {len(S.STUDY_DETECTORS)} detectors, {args.repetitions} reps: "
+          f"{cpu:.1f} s CPU = {cpu / BUDGET_S:.3f} x the 2-minute budget")
+    if not args.no_sweep:
+        sweep(args.repetitions)
+    for seed in (int(s) for s in args.seeds.split(",")):
+        role = "tuning" if seed == 0 else "reporting"
+        rows, _ = S.run_study(S.grid(), S.STUDY_DETECTORS, args.repetitions, seed,
+                              leads=True)
+        summarise(rows, f"published grid, seed {seed} ({role})")
+        t0 = time.process_time()
+        rows, _ = S.run_study(S.grid(**REALISM), S.STUDY_DETECTORS, args.repetitions, seed,
+                              leads=True)
+        cpu = time.process_time() - t0
+        summarise(rows, f"noisy:0.3 + jvm-delay 1:10, seed {seed} ({role}; {cpu:.1f} s CPU)")
+        borderline(args.repetitions, seed)
 
     print("\n== run-time estimation error, JVM start-up 1-10 s, n=50, f=0.25, Pareto latency")
     print("(same (attempt, scan) pairs for all; 'own' = each over the pairs it covers)")
     print(f"{'progress':>10} {'d':>5} {'legacy s':>9} {'jvm/leg':>8} {'fresh/leg':>10} "
           f"{'rate/leg':>9} {'own fresh/leg':>14}")
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(0)
     for progress in ("linear", "noisy:0.3"):
-        for d in D_AVG:
-            cfg = StudyConfig(50, d, 0.25, "uniform", "pareto", progress, "1:10")
+        for d in S.D_AVG:
+            cfg = S.StudyConfig(50, d, 0.25, "uniform", "pareto", progress, "1:10")
             rows = {r.estimator: r for r in estimation_error(cfg, args.repetitions, rng)}
             err = {name: r.median_abs_error for name, r in rows.items()}
             own = rows["fresh"].own_median_abs_error / rows["legacy"].own_median_abs_error

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hedge.detect import detect
-from hedge.detect.fresh import fresh_rate_rule, fresh_score_rule
+from hedge.detect.fresh import duration_belief, fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import ratio_rule, score_rule
 from hedge.detect.study import StudyConfig, check_targets, run_study
 from hedge.estimate.runtime import speed_noise_arrays
@@ -47,53 +47,85 @@ def test_speed_noise_by_hand() -> None:
                           sent=[6], progress=[0.1]))
 
 
-def test_fresh_rate_rule_is_late_under_constant_speed() -> None:
-    ect = np.array([10.0, 10.0, 10.0, 13.0])
-    start, sent = np.zeros(4), np.array([10.0, 10.0, 10.0, 9.0])
-    exact = fresh_rate_rule(ect, start, sent, 9.5, ALL, ALL, noise=0.0)
-    np.testing.assert_array_equal(exact, ratio_rule(ect, ALL, ALL, 1.2))
-    np.testing.assert_array_equal(exact, [0, 0, 0, 1])  # 13 >= 1.2 x 10.75
+# Three tasks finished at 10 s (final reports received 0.2 s late); task 3 launched at 0
+# is running, its last report sent at 8 s and received at 8.5 s (the job's longest delay).
+START = np.zeros(4)
+SENT = np.array([10.0, 10.0, 10.0, 8.0])
+RECEIVED = np.array([10.2, 10.2, 10.2, 8.5])
+BAR = 1.2 * 30.0 / (4 - 1.2)  # 1.2 x the sum of the other durations / (n - 1.2) = 12.857
 
 
-def test_fresh_rate_rule_is_cautious_under_noise() -> None:
-    # three finished in 10 s; the last reported at 8 s with 8 s of work estimated left
-    ect, start = np.array([10.0, 10.0, 10.0, 16.0]), np.zeros(4)
-    sent = np.array([10.0, 10.0, 10.0, 8.0])
-    # constant speed: 16 >= 1.2 x mean(10, 10, 10, 16) = 13.8
-    assert fresh_rate_rule(ect, start, sent, 9.0, ALL, RUNNING_LAST, noise=0.0)[3]
-    # noisy (or unknown): optimistic ETD 16 - 0.5 x 8 = 12 < 1.15 x 11.5 = 13.225
-    for sigma in (0.1, NAN):
-        assert not fresh_rate_rule(ect, start, sent, 9.0, ALL, RUNNING_LAST, sigma).any()
-    # noisy and still running at 14 although extrapolated to end at 11: ETD >= 14 elapsed;
-    # mean(10, 10, 10, 14) = 11 -> bar 12.65
-    ect[3] = 11.0
-    assert fresh_rate_rule(ect, start, sent, 14.0, ALL, RUNNING_LAST, 0.1)[3]
-    assert not fresh_rate_rule(ect, start, sent, 14.0, ALL, RUNNING_LAST, 0.0)[3]
+def ects(last: float) -> np.ndarray:
+    return np.array([10.0, 10.0, 10.0, last])
+
+
+def rate_flags(last: float, now: float, noise: float, **kw) -> bool:
+    return bool(fresh_rate_rule(ects(last), START, SENT, RECEIVED, now, ALL, RUNNING_LAST,
+                                noise, **kw)[3])
+
+
+def test_duration_belief_by_hand() -> None:
+    b = duration_belief(ects(16.0), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.1)
+    # certain: max(sent 8, now 12 - longest delay 0.5) = 11.5; finished tasks are exact
+    np.testing.assert_allclose(b.certain, [10, 10, 10, 11.5])
+    np.testing.assert_allclose(b.central, [10, 10, 10, 16])
+    # 1.4826 x noise 0.1 x max(remaining at the report 16 - 8, since the report 12 - 8)
+    np.testing.assert_allclose(b.sigma, [0, 0, 0, 1.4826 * 0.1 * 8])
+    np.testing.assert_allclose(b.elapsed, 12.0)
+    # an attempt estimated to have ended at 11 but still running: central = certain bound
+    b = duration_belief(ects(11.0), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.1)
+    assert b.central[3] == 11.5 and b.sigma[3] == pytest.approx(1.4826 * 0.1 * 4)
+
+
+def test_fresh_rate_is_the_exact_rule_under_constant_speed() -> None:
+    # bar 12.857 <=> D >= 1.2 x mean with D in the mean: 12.9 >= 1.2 x 10.725 = 12.87
+    assert rate_flags(12.9, 12.0, 0.0)
+    assert not rate_flags(12.8, 12.0, 0.0)  # 12.8 < 1.2 x 10.7 = 12.84
+    np.testing.assert_array_equal(  # same as LATE's rule on exact durations
+        fresh_rate_rule(ects(12.9), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.0),
+        ratio_rule(ects(12.9), ALL, RUNNING_LAST, 1.2))
+
+
+def test_fresh_rate_sequential_test_under_noise() -> None:
+    # ECT 16, noise 0.1 at t = 12: tau = 1.186, lower bound 16 - 2 tau = 13.63 >= 12.857
+    assert rate_flags(16.0, 12.0, 0.1)
+    # ECT 14 at t = 10.5: tau = 1.4826 x 0.1 x 6 = 0.890, lower bound 12.22 < bar, and the
+    # next scan (elapsed 11.5) still comes before the bar: wait
+    assert not rate_flags(14.0, 10.5, 0.1)
+    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 4 tau >= bar: flag
+    assert rate_flags(14.0, 12.0, 0.1)
+    assert not rate_flags(14.0, 12.0, 0.1, z_last=-2.0)  # 14 - 2 x 0.890 < 12.857
+    # last chance, but clearly normal under low noise: central max(11, 11.5) + 4 x 0.059
+    assert not rate_flags(11.0, 12.0, 0.01)
+
+
+def test_fresh_rate_trusts_only_certain_bounds_while_noise_is_unknown() -> None:
+    assert not rate_flags(30.0, 10.5, NAN)  # certain bound 10, next scan before the bar
+    assert rate_flags(30.0, 12.0, NAN)  # last chance on the central estimate
+    assert not rate_flags(12.5, 12.0, NAN)
+    # running past the bar (certain 13.5 - 0.5 = 13 >= 12.857) whatever the estimate says
+    assert rate_flags(11.0, 13.5, NAN)
+
+
+def test_fresh_score_is_the_score_rule_at_its_own_bar() -> None:
+    def flags(last: float, **kw) -> bool:
+        return bool(fresh_score_rule(ects(last), START, SENT, RECEIVED, 12.0, ALL,
+                                     RUNNING_LAST, 0.0, **kw)[3])
+
+    # NP = H / D <= H / M - 0.2 with H = 1.2 M  <=>  D >= 1.2 M (M: plain mean)
+    assert flags(13.0)  # 13 >= 1.2 x 10.75 = 12.9
+    assert not flags(12.8)  # 12.8 < 1.2 x 10.7 = 12.84
+    assert not flags(13.0, horizon=1.15)  # bar 1.15 / 0.95 x 10.75 = 13.01
 
 
 def test_fresh_score_is_fair_to_late_starters() -> None:
     # four tasks of 10 s each; the last launched at 8: at t = 9 its raw progress is 0.1
     start = np.array([0.0, 0.0, 0.0, 8.0])
-    ect, sent = start + 10.0, np.full(4, 9.0)
     progress = np.array([0.9, 0.9, 0.9, 0.1])
     assert score_rule(progress, ALL, ALL)[3]  # 0.1 <= mean 0.7 - 0.2
-    # normalised: H = min(9, 1.15 x 10) = 9, NP = 9 / 10 for all
-    assert not fresh_score_rule(ect, start, sent, 9.0, ALL, ALL, 0.0).any()
-
-
-def test_fresh_score_separates_a_task_of_1_3_times_the_mean() -> None:
-    start, sent = np.zeros(4), np.array([10.0, 10.0, 10.0, 12.0])
-    # H = min(12, 1.15 x 10.75 = 12.36) = 12; NP = 1.2, 1.2, 1.2, 12/13 = 0.923;
-    # mean 1.1308 - 0.2 = 0.9308 >= 0.923: flagged
-    ect = np.array([10.0, 10.0, 10.0, 13.0])
-    flagged = fresh_score_rule(ect, start, sent, 12.0, ALL, RUNNING_LAST, 0.0)
-    np.testing.assert_array_equal(flagged, [0, 0, 0, 1])
-    # 12.5: NP 0.96 > mean 1.14 - 0.2: not flagged (raw progress 12/12.5 = 0.96 neither)
-    ect[3] = 12.5
-    assert not fresh_score_rule(ect, start, sent, 12.0, ALL, RUNNING_LAST, 0.0).any()
-    # tasks without an estimate are neither flagged nor in the mean
-    ect[3] = NAN
-    assert not fresh_score_rule(ect, start, sent, 12.0, ALL, ALL, 0.0).any()
+    flagged = fresh_score_rule(start + 10.0, start, np.full(4, 9.0), np.full(4, 9.0), 9.0,
+                               ALL, ALL, 0.0)
+    assert not flagged.any()
 
 
 def done3(sent_last: float, progress_last: float, now: float):
@@ -109,15 +141,19 @@ def done3(sent_last: float, progress_last: float, now: float):
 
 
 def test_snapshot_detectors_take_the_speed_noise() -> None:
-    # running task: 0.6 at 8 s, fresh ECT 8 + 0.4/0.05 = 16 = its ETD; mean ETD 11.5
+    # running task: 0.6 at 8 s, fresh ECT 8 + 0.4/0.05 = 16 = its duration; bar
+    # 1.2 x 30 / 2.8 = 12.857
     s = done3(8.0, 0.6, 10.5)
-    # constant speed: 16 >= 1.2 x 11.5 = 13.8; noise unknown: optimistic 16 - 0.5 x 8 = 12
-    # < 1.15 x 11.5 = 13.225
+    # constant speed: 16 >= 12.857; noise unknown: certain bound 10.5 < bar, and the next
+    # scan (elapsed 11.5) comes before the bar: wait
     np.testing.assert_array_equal(detect("fresh-rate", s, speed_noise=0.0), [0, 0, 0, 1])
     assert not detect("fresh-rate", s).any()
-    # score: H = min(10.5, 1.15 x 11.5) = 10.5; NP = 1.05, 1.05, 1.05, 0.65625;
-    # mean 0.9516 - 0.2 = 0.7516 >= 0.65625
+    # score: bar 1.2 / 1.0 x mean(10, 10, 10, 16) = 13.8 <= 16
     np.testing.assert_array_equal(detect("fresh-score", s, speed_noise=0.0), [0, 0, 0, 1])
+    # the session-1 parameters are still accepted (and no longer change anything)
+    retired = {"margin": 0.05, "caution": 0.5, "noise_evidence": 0.01, "speed_noise": 0.0}
+    for name in ("fresh-rate", "fresh-score"):
+        np.testing.assert_array_equal(detect(name, s, **retired), [0, 0, 0, 1])
 
 
 def test_previous_reports_are_remembered_per_attempt() -> None:

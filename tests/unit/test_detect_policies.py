@@ -9,6 +9,7 @@ from hedge.errors import HedgeError
 from hedge.model import AttemptState
 from hedge.policy.detectors import (
     AdaptivePolicy,
+    FreshPolicy,
     FreshRatePolicy,
     FreshScorePolicy,
     RatePolicy,
@@ -40,9 +41,23 @@ def test_hadoop_cap() -> None:
     assert speculation_cap(100, 400) == 40
 
 
+def earlier(attempts, t: float):
+    """The same attempts seen at time t < their last report, at constant speed since their
+    first progress report."""
+    a = attempts
+    rate = (a.progress - a.first_progress) / (a.report_sent - a.first_progress_time)
+    progress = a.first_progress + rate * (t - a.first_progress_time)
+    return table(start=a.start, first_progress_time=a.first_progress_time,
+                 first_progress=a.first_progress, progress=progress,
+                 report_sent=np.full(len(a), t), report_received=np.full(len(a), t))
+
+
 @pytest.mark.parametrize("cls", ALL)
 def test_each_policy_copies_the_straggler_once(cls) -> None:
     policy = cls()
+    if issubclass(cls, FreshPolicy):
+        # the fresh-* policies first measure the speed noise (here 0) from two reports
+        assert policy.decide(snap(earlier(SLOW, 14.0), 14.0)).copies_requested == 0
     s = snap(SLOW, 20.0)
     actions = policy.decide(s)
     np.testing.assert_array_equal(actions.speculate_task, [2])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from hedge.detect.study import (
     HEARTBEAT,
     StudyConfig,
     detection_times,
+    lead_times,
     observe,
     parse_jvm_delay,
     parse_progress,
@@ -22,6 +24,8 @@ from hedge.detect.study import (
     simulate,
 )
 from hedge.errors import HedgeError
+
+NAN = float("nan")
 
 PUBLISHED_KEYS = {"detector", "tasks", "d_avg", "f", "starts", "latency", "fp_mean",
                   "fp_median", "fn_mean", "fn_median"}
@@ -155,3 +159,25 @@ def test_jvm_aware_estimates_beat_legacy_with_start_up_delays() -> None:
     assert rows["jvm"].median_abs_error < rows["legacy"].median_abs_error
     assert rows["fresh"].median_abs_error < rows["legacy"].median_abs_error
     assert rows["fresh"].median_abs_error < 1e-6  # linear progress: exact from send times
+
+
+def test_lead_times_by_hand() -> None:
+    # rep 0: stragglers 1 (10 s run, ends at 20, first flagged at 14) and 2 (20 s, ends at
+    # 30, flagged at 20); task 0 normal (flagged, not counted). rep 1: its straggler is
+    # never flagged.
+    hb = SimpleNamespace(start=np.array([[0.0, 10.0, 10.0], [0.0, 0.0, 0.0]]),
+                         end=np.array([[10.0, 20.0, 30.0], [10.0, 10.0, 15.0]]),
+                         straggler=np.array([[False, True, True], [False, False, True]]))
+    first = np.array([[5.0, 14.0, 20.0], [NAN, NAN, NAN]])
+    lead, rel = lead_times(first, hb)
+    np.testing.assert_allclose(lead, [(6 + 10) / 2, NAN])
+    np.testing.assert_allclose(rel, [(0.6 + 0.5) / 2, NAN])
+
+
+def test_study_rows_carry_lead_times_on_request() -> None:
+    cfg = StudyConfig(10, 20.0, 0.25, "uniform", "pareto", "noisy:0.3", "1:10")
+    rows, _ = run_study([cfg], ["rate", "fresh-rate"], reps=10, seed=0, leads=True)
+    for row in rows:
+        assert 0 < row["lead_mean"] < 1.25 * 25 and 0 < row["lead_rel"] < 1
+    rows, _ = run_study([cfg], ["rate"], reps=10, seed=0)
+    assert "lead_mean" not in rows[0]

@@ -15,8 +15,9 @@ rate           ETD_i = t - s_i + (1 - PS_i)/PR_i >= 1.2 x mean ETD (LATE; Mantri
 hadoop         legacy run-time estimate > mean + 1.0 std of completed run times (per type)
 static         ECT_i > 1.5 x mean ECT, ECT measured from the job's start
 adaptive       ECT_i > Th x mean ECT, Th = Q + alpha P + beta R (:func:`adaptive_threshold`)
-fresh-score    score on normalised progress: fresh rate x a common working time
-fresh-rate     rate on the heartbeat-fresh estimate, cautious under speed noise
+fresh-score    score on normalised progress (run fraction after a common working time),
+               judged by hedge's sequential test on each attempt's duration
+fresh-rate     rate on the heartbeat-fresh duration, judged by the same sequential test
 =============  ==========================================================================
 
 The fresh-* rules themselves are in :mod:`hedge.detect.fresh`.
@@ -28,7 +29,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hedge.detect.fresh import fresh_rate_rule, fresh_score_rule
+from hedge.detect.fresh import (
+    SCAN_INTERVAL,
+    Z_CONFIDENT,
+    Z_LAST,
+    fresh_rate_rule,
+    fresh_score_rule,
+)
 from hedge.detect.rules import adaptive_threshold, hadoop_rule, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect, legacy_ect
@@ -138,29 +145,41 @@ def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
     a = snapshot.attempts
     ect = estimate_ect("fresh", a, snapshot.now)
     noise = np.nan if speed_noise is None else speed_noise
-    return ect, a.start, a.report_sent, snapshot.now, known, cand, noise
+    return ect, a.start, a.report_sent, a.report_received, snapshot.now, known, cand, noise
 
 
-def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.15,
-                margin: float = 0.02, caution: float = 0.5, noise_evidence: float = 0.01,
-                speed_noise: float | None = None) -> Mask:
-    """Score-based detection on normalised progress (:func:`fresh_score_rule`).
+# Parameters of the session-1 fresh-* rules (caution, margins, a noise switch), replaced
+# by the sequential test; still accepted so existing callers and policy configurations
+# keep working, and ignored.
+_RETIRED = ("margin", "caution", "noise_evidence")
+
+
+def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
+                z: float = Z_CONFIDENT, z_last: float = Z_LAST,
+                scan_interval: float = SCAN_INTERVAL, speed_noise: float | None = None,
+                margin: float | None = None, caution: float | None = None,
+                noise_evidence: float | None = None) -> Mask:
+    """Score-based detection on normalised progress, as a sequential test
+    (:func:`hedge.detect.fresh.fresh_score_rule`).
 
     ``speed_noise``: the job's :func:`hedge.estimate.runtime.speed_noise_arrays`, which
     needs each attempt's previous report (the fresh-* policies remember them); None means
-    unknown, judged as noisy.
+    unknown (only certain bounds are trusted). ``margin``, ``caution`` and
+    ``noise_evidence`` are accepted and ignored (see ``_RETIRED``).
     """
-    return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, margin,
-                            caution, noise_evidence)
+    return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, z, z_last,
+                            scan_interval)
 
 
-def fresh_rate(snapshot: Snapshot, factor: float = 1.2, margin: float = 0.05,
-               caution: float = 0.5, noise_evidence: float = 0.01,
-               speed_noise: float | None = None) -> Mask:
-    """Rate-based detection on the heartbeat-fresh expected duration
-    (:func:`fresh_rate_rule`); ``speed_noise`` as in :func:`fresh_score`."""
-    return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, margin, caution,
-                           noise_evidence)
+def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_CONFIDENT,
+               z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL,
+               speed_noise: float | None = None, margin: float | None = None,
+               caution: float | None = None, noise_evidence: float | None = None) -> Mask:
+    """Rate-based detection on the heartbeat-fresh duration, as a sequential test
+    (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` and the ignored
+    arguments as in :func:`fresh_score`."""
+    return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, z, z_last,
+                           scan_interval)
 
 
 DETECTORS: dict[str, Callable[..., Mask]] = {

@@ -251,14 +251,21 @@ def _fresh_inputs(v: View) -> tuple[np.ndarray, np.ndarray]:
     return ect, noise
 
 
-def _fresh_score(v: View) -> np.ndarray:
-    ect, noise = _fresh_inputs(v)
-    return fresh_score_rule(ect, v.start, v.sent, v.now, v.known, v.candidates, noise)
+def fresh_study_detector(kind: str, **params: float) -> Callable[[View], np.ndarray]:
+    """A fresh-* detector on the study's view with non-default rule parameters
+    (``kind`` ``fresh-rate`` or ``fresh-score``; e.g. ``z_last``), for parameter sweeps."""
+    rule = {"fresh-rate": fresh_rate_rule, "fresh-score": fresh_score_rule}[kind]
+
+    def detector(v: View) -> np.ndarray:
+        ect, noise = _fresh_inputs(v)
+        return rule(ect, v.start, v.sent, v.received, v.now, v.known, v.candidates, noise,
+                    **params)
+
+    return detector
 
 
-def _fresh_rate(v: View) -> np.ndarray:
-    ect, noise = _fresh_inputs(v)
-    return fresh_rate_rule(ect, v.start, v.sent, v.now, v.known, v.candidates, noise)
+_fresh_score = fresh_study_detector("fresh-score")
+_fresh_rate = fresh_study_detector("fresh-rate")
 
 
 def _hadoop(v: View) -> np.ndarray:
@@ -318,20 +325,42 @@ def rates(detected: np.ndarray, straggler: np.ndarray) -> tuple[np.ndarray, np.n
     return fp, fn
 
 
+def lead_times(first_flag: np.ndarray, hb: Heartbeats) -> tuple[np.ndarray, np.ndarray]:
+    """Per repetition, over the detected stragglers: mean detection lead time
+    ``true end - first flag time`` (s), and the same as a fraction of their duration
+    (NaN where no straggler was detected). Large means the flag came early enough for a
+    copy to help; near 0 means it came as the task was ending anyway."""
+    hit = hb.straggler & np.isfinite(first_flag)
+    lead = np.where(hit, hb.end - first_flag, 0.0)
+    rel = np.where(hit, lead / (hb.end - hb.start), 0.0)
+    count = np.where(hit.any(-1), hit.sum(-1), np.nan)
+    return lead.sum(-1) / count, rel.sum(-1) / count
+
+
 def run_config(cfg: StudyConfig, detectors: Iterable[str], reps: int,
-               rng: np.random.Generator, min_reports: int = 1,
-               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per detector: FP and FN rates of each repetition."""
+               rng: np.random.Generator, min_reports: int = 1, leads: bool = False,
+               ) -> dict[str, tuple[np.ndarray, ...]]:
+    """Per detector: FP and FN rates of each repetition (with ``leads``, also the mean
+    lead time and relative lead time of :func:`lead_times`)."""
     hb = simulate(cfg, reps, rng)
     times, valid = detection_times(hb)
-    detected = {name: np.zeros(hb.start.shape, dtype=bool) for name in detectors}
+    first = {name: np.full(hb.start.shape, np.inf) for name in detectors}
     chunk = max(1, 4_000_000 // max(1, hb.sent.size))  # bound memory per block of times
     for lo in range(0, times.shape[1], chunk):
         view = observe(hb, times[:, lo:lo + chunk], min_reports)
+        block = times[:, lo:lo + chunk, None]
         ok = valid[:, lo:lo + chunk, None]
-        for name in detected:
-            detected[name] |= (STUDY_DETECTORS[name](view) & ok).any(1)
-    return {name: rates(d, hb.straggler) for name, d in detected.items()}
+        for name in first:
+            flagged = STUDY_DETECTORS[name](view) & ok
+            at = np.where(flagged, block, np.inf).min(1)
+            first[name] = np.minimum(first[name], at)
+    out = {}
+    for name, f in first.items():
+        f = np.where(np.isfinite(f), f, np.nan)
+        out[name] = rates(np.isfinite(f), hb.straggler)
+        if leads:
+            out[name] += lead_times(f, hb)
+    return out
 
 
 def _stat(values: np.ndarray, fn: Callable[[np.ndarray], float]) -> float | None:
@@ -351,12 +380,14 @@ def grid(tasks: Iterable[int] = TASKS, d_avg: Iterable[float] = D_AVG,
 
 
 def run_study(configs: list[StudyConfig], detectors: Iterable[str] = DEFAULT_DETECTORS,
-              reps: int = 50, seed: int = 0, min_reports: int = 1,
+              reps: int = 50, seed: int = 0, min_reports: int = 1, leads: bool = False,
               ) -> tuple[list[dict], dict]:
     """Rows (one per configuration x detector) and the raw per-repetition rates.
 
     ``min_reports``: progress reports hedge's fresh estimate needs before it gives a rate
-    (1: fall back to the launch rate; 2: only the JVM-excluding rate).
+    (1: fall back to the launch rate; 2: only the JVM-excluding rate). ``leads``: rows
+    also carry ``lead_mean`` (s) and ``lead_rel`` (fraction of the straggler's duration),
+    the mean over repetitions of :func:`lead_times`.
     """
     detectors = list(detectors)
     unknown = [d for d in detectors if d not in STUDY_DETECTORS]
@@ -368,13 +399,16 @@ def run_study(configs: list[StudyConfig], detectors: Iterable[str] = DEFAULT_DET
     seeds = np.random.SeedSequence(seed).spawn(len(configs))
     rows, raw = [], {}
     for cfg, ss in zip(configs, seeds, strict=True):
-        result = run_config(cfg, detectors, reps, np.random.default_rng(ss), min_reports)
-        for name, (fp, fn) in result.items():
+        result = run_config(cfg, detectors, reps, np.random.default_rng(ss), min_reports,
+                            leads)
+        for name, (fp, fn, *lead) in result.items():
             row = {"detector": name, **asdict(cfg)}
             if cfg.progress == "linear" and cfg.jvm_delay == "none":
                 del row["progress"], row["jvm_delay"]
             row.update(fp_mean=_stat(fp, np.mean), fp_median=_stat(fp, np.median),
                        fn_mean=_stat(fn, np.mean), fn_median=_stat(fn, np.median))
+            if lead:
+                row.update(lead_mean=_stat(lead[0], np.mean), lead_rel=_stat(lead[1], np.mean))
             rows.append(row)
             raw[(cfg, name)] = (fp, fn)
     return rows, raw
