@@ -133,6 +133,11 @@ def test_cli_writes_json_rows_with_the_issue_keys(tmp_path, capsys) -> None:
     rows = json.loads(out.read_text())
     assert code == 0 and all(set(r) == PUBLISHED_KEYS | {"progress", "jvm_delay"} for r in rows)
     assert rows[0]["progress"] == "noisy:0.3" and rows[0]["jvm_delay"] == "1:10"
+    code = main(["detect", "study", "--tasks", "10", "--d-avg", "20", "--repetitions", "3",
+                 "--detectors", "rate", "--leads", "--json", str(out)])
+    rows = json.loads(out.read_text())
+    assert code == 0 and all(set(r) == PUBLISHED_KEYS | {"lead_mean", "lead_rel"} for r in rows)
+    assert "lead/dur" in capsys.readouterr().out
 
 
 def test_cli_rejects_bad_options_in_one_line(capsys) -> None:

@@ -39,12 +39,17 @@ def format_table(rows: list[dict]) -> str:
     head = f"{'tasks':>5} {'d':>5} {'f':>5} {'starts':>8} {'latency':>7} "
     head += "".join(f"{k:>10} " for k in extra)
     head += f"{'detector':>12} {'FP mean':>7} {'FP med':>7} {'FN mean':>7} {'FN med':>7}"
+    leads = bool(rows) and "lead_mean" in rows[0]
+    if leads:
+        head += f" {'lead s':>7} {'lead/dur':>8}"
     lines = [head]
     for r in rows:
         line = f"{r['tasks']:>5} {r['d_avg']:>5g} {r['f']:>5g} {r['starts']:>8} "
         line += f"{r['latency']:>7} " + "".join(f"{r[k]:>10} " for k in extra)
         line += f"{r['detector']:>12} {_fmt(r['fp_mean'])} {_fmt(r['fp_median'])} "
         line += f"{_fmt(r['fn_mean'])} {_fmt(r['fn_median'])}"
+        if leads:
+            line += f" {_fmt(r['lead_mean'])}   {_fmt(r['lead_rel'])}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -101,13 +106,16 @@ def detect() -> None:
               help="'none' or 'A:B': JVM start-up delay uniform in [A, B] s.")
 @click.option("--fresh-min-reports", type=click.IntRange(1, 2), default=1, show_default=True,
               help="Progress reports the fresh estimate needs before giving a rate.")
+@click.option("--leads", is_flag=True,
+              help="Also report detection lead time (true end - first flag, s, and as a "
+                   "fraction of the duration) over detected stragglers: lead_mean, lead_rel.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write one JSON object per (configuration, detector) to this file.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write box plots fp_n<N>.png and fn_n<N>.png to this directory.")
 @click.option("--quiet", is_flag=True, help="Print only the target summary (no table, no list of misses).")
 def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, progress: str,
-          jvm_delay: str, fresh_min_reports: int, json_path: Path | None,
+          jvm_delay: str, fresh_min_reports: int, leads: bool, json_path: Path | None,
           out_dir: Path | None, quiet: bool) -> None:
     """Detection accuracy under asynchronous heartbeats (FP/FN rates per configuration)."""
     task_list = _split("--tasks", tasks, int)
@@ -115,7 +123,8 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
     if not task_list or min(task_list) < 2 or not d_list or min(d_list) <= 0:
         raise HedgeError("--tasks needs counts >= 2 and --d-avg positive durations")
     configs = grid(tasks=task_list, d_avg=d_list, progress=progress, jvm_delay=jvm_delay)
-    rows, raw = run_study(configs, _split("--detectors", detectors), repetitions, seed, fresh_min_reports)
+    rows, raw = run_study(configs, _split("--detectors", detectors), repetitions, seed,
+                          fresh_min_reports, leads)
     if not quiet:
         click.echo(format_table(rows))
     for line in target_summary(rows, realism=progress != "linear" or jvm_delay != "none"):
