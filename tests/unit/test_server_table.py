@@ -21,8 +21,8 @@ def rows(keys, progress=0.5, sent=10.0, task=None) -> AttemptTable:
         task=keys if task is None else task, attempt=keys, task_type=np.zeros(n),
         state=np.ones(n), node=np.zeros(n), start=np.zeros(n),
         first_progress_time=np.full(n, 1.0), first_progress=np.full(n, 0.01),
-        progress=np.broadcast_to(progress, n), report_sent=np.broadcast_to(sent, n),
-        report_received=np.broadcast_to(sent, n), bytes_processed=np.zeros(n),
+        progress=np.full(n, progress), report_sent=np.full(n, sent),
+        report_received=np.full(n, sent), bytes_processed=np.zeros(n),
         input_bytes=np.full(n, np.nan), speculative=np.zeros(n, bool),
     )
 
@@ -222,3 +222,40 @@ def test_report_history_fast_path_matches_the_general_one() -> None:
     for history in (fast, slow):
         history._remember(dup, np.array([1.0, 2.0, 3.0]), np.zeros(3, bool))
     assert np.array_equal(fast._lookup(dup)[1], slow._lookup(dup)[1])
+
+
+def test_validate_snapshot_one_pass_agrees_with_the_ordered_checks(monkeypatch) -> None:
+    """The one-pass test passes a snapshot exactly when no ordered check rejects it."""
+    from hedge.detect import validate
+    from hedge.model import JobFacts, Snapshot
+
+    rng = np.random.default_rng(5)
+    corruptions = {
+        "progress": [1.5, -0.1, np.nan], "report_sent": [-1.0, 70.0, 0.5],
+        "report_received": [30.0, 61.0], "first_progress_time": [-1.0, 50.0],
+        "first_progress": [0.9], "state": [2],
+    }
+
+    def ordered_rejects(snap) -> bool:
+        with monkeypatch.context() as m:
+            m.setattr(validate, "_all_valid", lambda a, now: False)
+            try:
+                validate.validate_snapshot(snap)
+            except HedgeError:
+                return True
+            return False
+
+    outcomes = set()
+    for trial in range(300):
+        a = rows(np.arange(6), progress=rng.uniform(0.1, 0.8, 6), sent=rng.uniform(20, 40, 6))
+        a.start[:] = rng.uniform(0, 2, 6)
+        a.first_progress_time[:] = a.start + 5
+        for _ in range(rng.integers(0, 3) if trial else 0):
+            field = rng.choice(list(corruptions))
+            getattr(a, field)[rng.integers(0, 6)] = rng.choice(corruptions[field])
+        snap = Snapshot(now=60.0, job=JobFacts("j", 0.0, 6, 0), attempts=a,
+                        cluster=cluster([], 0, 0))
+        rejected = ordered_rejects(snap)
+        assert validate._all_valid(a, snap.now) == (not rejected), trial
+        outcomes.add(rejected)
+    assert outcomes == {True, False}
