@@ -45,3 +45,6 @@ class ScanBatch:
     # per job: its start (arrival) on the scan clock (None: unknown; gates that need it
     # must then say "scan")
     job_start: np.ndarray | None = None
+    # per running attempt: running attempts of its task (None: unknown; gates that need it
+    # must then say "scan"). Sum 1 / task_running over rows = distinct running tasks.
+    task_running: np.ndarray | None = None

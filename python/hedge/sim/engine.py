@@ -207,8 +207,9 @@ class Simulator:
         self.t_runtime = np.full(n, np.nan)
         self.t_detected = np.zeros(n, dtype=bool)
         self.t_launched = np.zeros(n, dtype=np.int64)
-        # live (running or queued) attempts per task, for scan gates
+        # live (running or queued) and running attempts per task, for scan gates
         self.t_att = np.zeros(n + 1, dtype=np.int64)
+        self.t_run = np.zeros(n + 1, dtype=np.int64)
         self._local_matters = bool(np.isfinite(self.t_input).any())
         # JobFacts.input_nodes rows (one replica: the input's node), read-only views; empty
         # (unknown) when no task has an input size, since locality then costs nothing
@@ -480,6 +481,8 @@ class Simulator:
         self._rates_dirty = True
         np.subtract.at(self.busy_n, self.slot_node[slots], 1)
         np.subtract.at(self.t_att, self.live.task[slots], 1)
+        if self._gate is not None:
+            np.subtract.at(self.t_run, self.live.task[slots], 1)
         self.live.clear(slots)
 
     # ------------------------------------------------------------------ step 2: arrivals
@@ -567,6 +570,7 @@ class Simulator:
             report_sent=start + (live.k[rows] - ~ok) * self.cluster.hw,
             report_received=np.where(ok, r0, live.r1[rows]),
             task_attempts=self.t_att[task],
+            task_running=self.t_run[task],
             n_tasks=self.j_ntasks,
             completed=self.j_count,
             completed_mean=self.j_mean,
@@ -945,6 +949,8 @@ class Simulator:
         self.a_node[aid], self.a_start[aid], self.a_state[aid] = node, t, _RUNNING
         np.add.at(self.t_launched, tasks, 1)
         np.add.at(self.t_att, tasks[~fresh], 1)  # originals were not counted while waiting
+        if self._gate is not None:
+            np.add.at(self.t_run, tasks, 1)
         live = self.live
         live.aid[slots], live.task[slots], live.job[slots] = aid, tasks, self.t_job[tasks]
         live.start[slots], live.ws[slots] = t, t + cfg.startup
