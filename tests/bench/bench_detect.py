@@ -30,7 +30,7 @@ from hedge.detect.fresh import Z_LAST
 BUDGET_S = 120.0
 REALISM = {"progress": "noisy:0.3", "jvm_delay": "1:10"}
 CLASSIC_AND_FRESH = ("score", "rate", "fresh-score", "fresh-rate")
-Z_LAST_CANDIDATES = (0.0, 0.84, 1.5, 2.5, 4.0)
+Z_LAST_CANDIDATES = (0.0, 0.84, 1.5, 2.0, 2.5, 3.0, 4.0)
 
 
 def cell(row: dict) -> tuple:

@@ -10,6 +10,7 @@ from hedge.detect import detect
 from hedge.detect.fresh import duration_belief, fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import ratio_rule, score_rule
 from hedge.detect.study import StudyConfig, check_targets, run_study
+from hedge.errors import HedgeError
 from hedge.estimate.runtime import speed_noise_arrays
 from hedge.model import AttemptState
 from hedge.policy.detectors import FreshRatePolicy, FreshScorePolicy, PreviousReports
@@ -20,19 +21,24 @@ ALL = np.ones(4, dtype=bool)
 RUNNING_LAST = np.array([False, False, False, True])
 
 
-def noise(**kw: list) -> float:
+def noise(statistic: str = "rms", **kw: list) -> float:
     """speed_noise_arrays of one job given as lists (every attempt known)."""
     a = {k: np.asarray(v, dtype=float) for k, v in kw.items()}
     return float(speed_noise_arrays(a["start"], a["progress"], a["sent"], a["fpt"], a["fp"],
                                     a["prev_p"], a["prev_sent"],
-                                    np.ones(len(a["start"]), dtype=bool))[0])
+                                    np.ones(len(a["start"]), dtype=bool),
+                                    statistic=statistic)[0])
 
 
 def test_speed_noise_by_hand() -> None:
     # two progress intervals each: 0.05/s from t_fp = 6 to 12, then 0.025/s (0.5 change)
-    # and then 0.05/s (no change); median of (0.5, 0) = 0.25
-    assert noise(start=[0, 0], fpt=[6, 6], fp=[0.1, 0.1], prev_sent=[12, 12],
-                 prev_p=[0.4, 0.4], sent=[18, 18], progress=[0.55, 0.7]) == pytest.approx(0.25)
+    # and then 0.05/s (no change); RMS of (0.5, 0) = sqrt(0.125), median 0.25
+    two = {"start": [0, 0], "fpt": [6, 6], "fp": [0.1, 0.1], "prev_sent": [12, 12],
+           "prev_p": [0.4, 0.4], "sent": [18, 18], "progress": [0.55, 0.7]}
+    assert noise(**two) == pytest.approx(np.sqrt(0.125))
+    assert noise("median", **two) == pytest.approx(0.25)
+    with pytest.raises(HedgeError, match="statistic 'mean'"):
+        noise("mean", **two)
     # previous report = the first progress report: the rate before it runs from the launch,
     # valid because the peers show no start-up delay (work began at 6 - 0.3/0.05 = 0)
     assert noise(start=[0], fpt=[6], fp=[0.3], prev_sent=[6], prev_p=[0.3], sent=[12],
@@ -69,12 +75,12 @@ def test_duration_belief_by_hand() -> None:
     # certain: max(sent 8, now 12 - longest delay 0.5) = 11.5; finished tasks are exact
     np.testing.assert_allclose(b.certain, [10, 10, 10, 11.5])
     np.testing.assert_allclose(b.central, [10, 10, 10, 16])
-    # 1.4826 x noise 0.1 x max(remaining at the report 16 - 8, since the report 12 - 8)
-    np.testing.assert_allclose(b.sigma, [0, 0, 0, 1.4826 * 0.1 * 8])
+    # noise 0.1 x max(remaining at the report 16 - 8, since the report 12 - 8)
+    np.testing.assert_allclose(b.sigma, [0, 0, 0, 0.8])
     np.testing.assert_allclose(b.elapsed, 12.0)
     # an attempt estimated to have ended at 11 but still running: central = certain bound
     b = duration_belief(ects(11.0), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.1)
-    assert b.central[3] == 11.5 and b.sigma[3] == pytest.approx(1.4826 * 0.1 * 4)
+    assert b.central[3] == 11.5 and b.sigma[3] == pytest.approx(0.4)
 
 
 def test_fresh_rate_is_the_exact_rule_under_constant_speed() -> None:
@@ -87,15 +93,15 @@ def test_fresh_rate_is_the_exact_rule_under_constant_speed() -> None:
 
 
 def test_fresh_rate_sequential_test_under_noise() -> None:
-    # ECT 16, noise 0.1 at t = 12: tau = 1.186, lower bound 16 - 2 tau = 13.63 >= 12.857
+    # ECT 16, noise 0.1 at t = 12: tau = 0.8, lower bound 16 - 2 tau = 14.4 >= 12.857
     assert rate_flags(16.0, 12.0, 0.1)
-    # ECT 14 at t = 10.5: tau = 1.4826 x 0.1 x 6 = 0.890, lower bound 12.22 < bar, and the
-    # next scan (elapsed 11.5) still comes before the bar: wait
+    # ECT 14 at t = 10.5: tau = 0.1 x 6 = 0.6, lower bound 12.8 < bar, and the next scan
+    # (elapsed 11.5) still comes before the bar: wait
     assert not rate_flags(14.0, 10.5, 0.1)
-    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 4 tau >= bar: flag
+    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 2.5 tau >= bar: flag
     assert rate_flags(14.0, 12.0, 0.1)
-    assert not rate_flags(14.0, 12.0, 0.1, z_last=-2.0)  # 14 - 2 x 0.890 < 12.857
-    # last chance, but clearly normal under low noise: central max(11, 11.5) + 4 x 0.059
+    assert not rate_flags(14.0, 12.0, 0.1, z_last=-2.0)  # 14 - 2 x 0.6 < 12.857
+    # last chance, but clearly normal under low noise: central max(11, 11.5) + 2.5 x 0.04
     assert not rate_flags(11.0, 12.0, 0.01)
 
 
