@@ -125,6 +125,38 @@ def test_no_copy_when_no_slot_saves_energy():
 def test_nothing_before_a_task_completed():
     out = WindowPolicy().decide(snapshot(10.0, RUNNING, FREE_AT, completed=()))
     assert len(out.speculate_task) == 0 and out.reserve_slots == 0
+    # and the job sleeps until one of its tasks completes
+    assert out.next_scan_in == np.inf and out.wake_on_completion
+
+
+def test_with_nothing_reserved_the_next_scan_is_the_next_window():
+    # completed 10 and 12 s: w = 0.2 x 10 = 2 s; no slot frees within it
+    out = WindowPolicy().decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 30]))
+    assert len(out.speculate_task) == 0 and out.reserve_slots == 0
+    assert out.next_scan_in == pytest.approx(2.0) and out.wake_on_completion
+    # with a reservation pending the job is scanned at the default period
+    held = WindowPolicy(slots="cluster").decide(
+        snapshot(10.0, RUNNING, FREE_AT, node_speed=[1, 0.5, 1]))
+    assert held.reserve_slots == 1 and held.next_scan_in is None
+
+
+def test_copy_risk_is_mean_over_mean_of_non_straggling_completions():
+    # completed 10, 12, 40: mean 62/3; non-straggling (<= 1.2 x mean = 24.8): 10, 12
+    snap = snapshot(10.0, RUNNING, FREE_AT, completed=(10.0, 12.0, 40.0))
+    assert WindowPolicy()._copy_risk(snap, MAP) == pytest.approx((62 / 3) / 11)
+    assert WindowPolicy()._copy_risk(snapshot(10.0, RUNNING, FREE_AT, completed=()),
+                                     MAP) == 1.0
+
+
+def test_copy_risk_can_rule_out_a_copy():
+    # slot 1 (node 0) frees at 11; the straggler ends at 100 (89 s left). Node 0's
+    # reference (task 4) takes 10 s: Δt = 100 - 11 - 10 > 10, the copy saves energy. With
+    # completions 10, 12, 100, 100 a fresh attempt is expected to take 55.5 / 11 = 5.05 x
+    # longer (50.5 s): Δt = 38.5 s < t_C, so it no longer saves energy
+    snap = snapshot(10.0, RUNNING, [15, 11, 20, 30, 100, 30], node_speed=[1, 1, 1],
+                    completed=(10.0, 12.0, 100.0, 100.0))
+    assert WindowPolicy(slots="cluster").decide(snap).reserve_slots == 0
+    assert WindowPolicy(slots="cluster", risk_adjust=False).decide(snap).reserve_slots == 1
 
 
 def test_learns_the_slot_reference_task_from_attempts_that_finish():

@@ -177,6 +177,7 @@ class WindowPolicy(Policy):
         min_progress: float = 0.2,
         slots: str = "own",
         estimator: str = "rate",
+        risk_adjust: bool = True,
     ) -> None:
         if not 0 < float(window) < 1:
             raise HedgeError(
@@ -213,6 +214,7 @@ class WindowPolicy(Policy):
             raise HedgeError(f"policy '{self.name}': estimator = {estimator!r}, expected one "
                              f"of {', '.join(ESTIMATORS)}")
         self.estimator = estimator
+        self.risk_adjust = bool(risk_adjust)
         self._window_end = -np.inf
         self._copied: set[int] = set()
         self._pending = np.empty(0, dtype=_PENDING)
@@ -365,6 +367,8 @@ class WindowPolicy(Policy):
             if len(cols) == 0:
                 break
             ref = self._node_reference(snap, int(ttype), flagged, ect, typical, local, n_nodes)
+            if self.risk_adjust:
+                ref = (ref[0] * self._copy_risk(snap, int(ttype)), *ref[1:])
             problem = self._problem(snap, mine, v[cols], ect, ref, busy)
             result = allocate(problem, reschedule=self.reschedule, top_k=self.top_k)
             ok = result.placed
@@ -374,6 +378,20 @@ class WindowPolicy(Policy):
             booked["task"] = a.task[mine[ok]]
             plan.append(booked)
         return np.concatenate(plan) if plan else np.empty(0, dtype=_PENDING)
+
+    def _copy_risk(self, snap: Snapshot, ttype: int) -> float:
+        """Expected slowdown of a new attempt over a non-straggling one, ``E[f] >= 1``.
+
+        The copy model's t_Ci comes from a non-straggling T_h, but a copy is a fresh
+        attempt that straggles as often as any task. The job's completed run times of the
+        type give the ratio: mean of all / mean of the non-straggling ones (run time at
+        most ``straggler_factor`` x the mean), 1 with no completion."""
+        done = snap.job.completed_runtimes(ttype)
+        done = done[np.isfinite(done)]
+        if len(done) == 0:
+            return 1.0
+        normal = done[done <= self.straggler_factor * done.mean()]
+        return float(done.mean() / normal.mean()) if len(normal) and normal.mean() > 0 else 1.0
 
     def _node_reference(self, snap: Snapshot, ttype: int, flagged: np.ndarray,
                         ect: np.ndarray, typical: np.ndarray, local: np.ndarray,
