@@ -24,6 +24,17 @@ w must stay below the mean task duration). At the start of each window:
    (``hold_ahead`` s); every other slot goes to normal tasks through the job scheduler.
    Reservations not launched by the window's end are dropped and re-planned.
 
+Scans: the policy decides only at window starts and while a reservation waits for its
+slot. Before the job's first completion it sleeps until one (``wake_on_completion``); with
+nothing reserved it asks for its next scan at the window's end and is also woken by each
+completion (so the node history below still sees every finish when it happens).
+
+A copy's expected run time is the copy model's t_Ci (from a non-straggling T_h) times the
+job's observed straggling ``E[f]`` = mean / mean of non-straggling completed run times of
+the type (:meth:`WindowPolicy._copy_risk`, ``risk_adjust=True``): a copy is a fresh
+attempt and straggles as often as any task, so without it Δt and ΔE are optimistic and
+copies that do not pay for their slot get placed.
+
 The copy model needs, per node, the latest non-straggling task T_h of this job (of the same
 task type) that ran there: its run time, input bytes and locality. The policy learns them
 from what the AM sees: SUCCEEDED rows of the attempt table when present, otherwise an
@@ -157,7 +168,8 @@ class WindowPolicy(Policy):
     for remote input (the copy model's B); ``power``: a
     :class:`~hedge.analysis.energy.PowerModel` or dict of its fields; ``top_k`` candidates
     for opportunistic rescheduling; ``straggler_factor``: a completed task slower than this
-    x the mean is not used as a slot's reference T_h.
+    x the mean is not used as a slot's reference T_h; ``risk_adjust``: scale copy run
+    times by the job's observed straggling (:meth:`_copy_risk`).
     """
 
     name = "window"
