@@ -16,8 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,8 +31,11 @@ import py4j.ClientServer;
  * The shim's connection to `hedge serve`: sessions are opened through Py4J (authenticated with
  * the shared token), scans travel over the session's data channel (docs/wire-format.md).
  *
- * <p>Every call is bounded by the deadline (it runs on a worker thread; on time-out the sockets
- * are closed so the worker cannot hang). Failures open a {@link CircuitBreaker} with doubling
+ * <p>Every call is bounded by the deadline. Session calls (open, close) run on a worker thread;
+ * on time-out the sockets are closed so the worker cannot hang. Scans run on the caller's
+ * thread: reads time out by SO_TIMEOUT, and a watchdog that looks every half deadline closes
+ * the socket of an exchange past the deadline (a blocked write ends within 1.5 deadlines; the
+ * answer of an exchange that took longer than the deadline is discarded). Failures open a {@link CircuitBreaker} with doubling
  * back-off; while it is open calls return at once. The first failure after a healthy period is
  * logged at WARN, later ones at DEBUG, the recovery at INFO: an operator sees one line per outage.
  */
@@ -56,6 +58,8 @@ public class ControlPlaneClient implements Closeable {
     final byte[] secret;
     final int dataPort;
     volatile Socket socket; // closed by the deadline watchdog from another thread
+    // System.nanoTime() when the running exchange began, 0 when none runs (watchdog reads it)
+    volatile long exchangeSince;
     DataInputStream in;
     OutputStream out;
     // response buffers, reused by every scan of the session (grown when an answer is larger)
@@ -99,6 +103,7 @@ public class ControlPlaneClient implements Closeable {
   private final File recordDir;
   private final ExecutorService worker;
   private final ScheduledExecutorService watchdog;
+  private final java.util.Set<Session> sessions = ConcurrentHashMap.newKeySet();
   private ClientServer py4j;
   private ControlPlane plane;
   private volatile boolean healthy = true;
@@ -122,11 +127,18 @@ public class ControlPlaneClient implements Closeable {
       }
     };
     this.worker = Executors.newCachedThreadPool(daemons);
-    ScheduledThreadPoolExecutor alarms = new ScheduledThreadPoolExecutor(1, daemons);
-    // a cancelled alarm leaves the queue at once: the watchdog thread then wakes only when a
-    // deadline really passes, not once per scan 200 ms later
-    alarms.setRemoveOnCancelPolicy(true);
-    this.watchdog = alarms;
+    // The watchdog looks at the sessions every half deadline and closes the socket of an
+    // exchange running past the deadline (so even a blocked write ends within 1.5 deadlines).
+    // A scan only writes a timestamp: no timer is armed or cancelled, and no thread is woken,
+    // on the scan's critical path (a per-scan timer woke the watchdog thread at every scan).
+    this.watchdog = Executors.newSingleThreadScheduledExecutor(daemons);
+    long period = Math.max(5, deadlineMs / 2);
+    watchdog.scheduleWithFixedDelay(new Runnable() {
+      @Override
+      public void run() {
+        closeLateExchanges();
+      }
+    }, period, period, TimeUnit.MILLISECONDS);
   }
 
   public String address() {
@@ -181,6 +193,7 @@ public class ControlPlaneClient implements Closeable {
         throw new NumberFormatException(answer);
       }
       Session s = new Session(Long.parseLong(f[1]), hex(f[2]), Integer.parseInt(f[3]));
+      sessions.add(s);
       succeeded();
       return s;
     } catch (NumberFormatException e) {
@@ -194,6 +207,7 @@ public class ControlPlaneClient implements Closeable {
     if (s == null) {
       return;
     }
+    sessions.remove(s);
     s.disconnect();
     if (plane == null) {
       return;
@@ -225,15 +239,10 @@ public class ControlPlaneClient implements Closeable {
     final int nTasks = scan.nMaps + scan.nReduces;
     Decision d;
     // The exchange runs on the caller's thread (no hand-off: each thread wake-up costs time
-    // on a busy AM host); reads time out by SO_TIMEOUT, and a watchdog closes the socket at
-    // the deadline so even a blocked write cannot outlive it.
-    long t0 = System.nanoTime(); // before the alarm is set: a closed socket counts as late
-    ScheduledFuture<?> alarm = watchdog.schedule(new Runnable() {
-      @Override
-      public void run() {
-        s.disconnect();
-      }
-    }, deadlineMs, TimeUnit.MILLISECONDS);
+    // on a busy AM host); reads time out by SO_TIMEOUT, and the watchdog closes the socket of
+    // an exchange past the deadline so even a blocked write cannot outlive it.
+    long t0 = System.nanoTime();
+    s.exchangeSince = t0 == 0 ? 1 : t0;
     try {
       d = exchange(s, frame, scan.seq, nTasks);
       if (System.nanoTime() - t0 > deadlineMs * 1_000_000L) {
@@ -241,6 +250,7 @@ public class ControlPlaneClient implements Closeable {
       }
     } catch (SessionLostException e) {
       // the server is up but restarted: not a failure, the caller opens a new session now
+      sessions.remove(s);
       LOG.info("hedge: " + e.getMessage() + " (control plane restarted?); reopening");
       throw e;
     } catch (Exception e) {
@@ -252,7 +262,7 @@ public class ControlPlaneClient implements Closeable {
           + describe(e) + ")" : describe(e)));
       return null;
     } finally {
-      alarm.cancel(false);
+      s.exchangeSince = 0;
     }
     record(jobId, scan.seq, frame, d);
     succeeded();
@@ -267,6 +277,17 @@ public class ControlPlaneClient implements Closeable {
       return null;
     }
     return d;
+  }
+
+  /** The watchdog's round: close the data connection of every exchange past the deadline. */
+  private void closeLateExchanges() {
+    long now = System.nanoTime();
+    for (Session s : sessions) {
+      long since = s.exchangeSince;
+      if (since != 0 && now - since > deadlineMs * 1_000_000L) {
+        s.disconnect();
+      }
+    }
   }
 
   /** One request/response on the session's data connection (the scan thread only). */
