@@ -331,6 +331,7 @@ public class ControlPlaneClient implements Closeable {
     s.in = in;
     s.out = out;
     s.socket = socket;
+    sessions.add(s); // watched from now on, whoever made the session
   }
 
   /** Run one call on a worker under the deadline; on time-out close what it may block on. */

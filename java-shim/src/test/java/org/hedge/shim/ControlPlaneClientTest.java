@@ -1,0 +1,56 @@
+package org.hedge.shim;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+
+import org.junit.jupiter.api.Test;
+
+class ControlPlaneClientTest {
+  /**
+   * A control plane that accepts the session and then never reads: the shim's write of a frame
+   * larger than both socket buffers blocks, and only the watchdog can end it.
+   */
+  @Test
+  void aWriteBlockedPastTheDeadlineIsCutByTheWatchdog() throws Exception {
+    try (ServerSocket server = new ServerSocket()) {
+      server.setReceiveBufferSize(4096);
+      server.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      Thread peer = new Thread(() -> {
+        try (Socket s = server.accept()) {
+          new DataInputStream(s.getInputStream()).readFully(new byte[WireFormat.HELLO_BYTES]);
+          OutputStream out = s.getOutputStream();
+          out.write(new byte[] {'H', 'D', 'G', 'A', 0, 0, 0, 0});
+          out.flush();
+          Thread.sleep(10_000); // holds the connection, reads nothing
+        } catch (Exception ignored) {
+          // the client closed the connection: expected
+        }
+      });
+      peer.setDaemon(true);
+      peer.start();
+      ControlPlaneClient client = new ControlPlaneClient("127.0.0.1", 1, "token", 200, 5000,
+          5000, null);
+      ControlPlaneClient.Session session = new ControlPlaneClient.Session(1, new byte[16],
+          server.getLocalPort());
+      Scan scan = new Scan(16);
+      scan.seq = 1;
+      scan.nMaps = 1;
+      ByteBuffer frame = ByteBuffer.allocate(32 << 20); // far more than the socket buffers
+      long t0 = System.nanoTime();
+      Decision d = client.scan(session, scan, frame, "job_1", 0);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertNull(d);
+      assertTrue(ms >= 200 && ms < 2000, ms + " ms"); // 1.5 deadlines, plus slack for a busy CI
+      assertFalse(client.healthy());
+      client.close();
+    }
+  }
+}
