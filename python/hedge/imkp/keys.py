@@ -51,6 +51,7 @@ class Extractor(ABC):
     """Base: pieces are byte chunks cut after the last ``cut`` byte of each block."""
 
     cut: bytes = b"\n"
+    numbers_lines: bool = True  # track Piece.first_line (for messages naming a line)
 
     def pieces(self, source: Source, block_size: int, progress: Callable[[int], None]
                ) -> Iterator[Piece]:
@@ -67,7 +68,8 @@ class Extractor(ABC):
                     carry = data
                     continue
                 yield Piece(source.name, data[:end], line)
-                line += data.count(b"\n", 0, end)
+                if self.numbers_lines:  # a pass over the bytes: only for rules that use it
+                    line += data.count(b"\n", 0, end)
                 carry = data[end:]
         if carry:
             yield Piece(source.name, carry, line)
@@ -131,6 +133,7 @@ def tokenize(data: bytes) -> pa.Array:
 
 class Words(Extractor):
     cut = DELIMITERS
+    numbers_lines = False
 
     def keys(self, piece: Piece) -> pa.Array:
         check_text(piece.data, piece.source)
