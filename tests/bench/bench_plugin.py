@@ -8,7 +8,9 @@ applying the answer. The same harness job is then scanned by Hadoop's DefaultSpe
 (LegacyTaskRuntimeEstimator), and the ratio hedge / DefaultSpeculator is printed.
 
 Usage: .venv/bin/python tests/bench/bench_plugin.py [--policy adaptive] [--scans 200]
-[--warmup 60] (about 2 minutes with the defaults: policies none and adaptive, 3 sizes each).
+[--warmup 60] (about 2 minutes with the defaults: policies none and adaptive, 3 sizes each);
+--server-cpu measures only the server's CPU per scan, in this process, on synthetic delta scans
+(no Java; about 30 s).
 Both speculators get the same untimed warm-up scans (JIT); p99 is the ceil(0.99 n)-th fastest
 of the n timed scans. The JVM runs with its defaults (G1) and -Xmx1g, as an AM does unless
 yarn.app.mapreduce.am.command-opts is tuned.
@@ -23,6 +25,7 @@ average before and after is printed too.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import subprocess
@@ -78,7 +81,14 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=60,
                         help="untimed scans first (both speculators): JIT warm-up; issue 9's "
                         "first figures used 10, which left the JIT compiling during timing")
+    parser.add_argument("--server-cpu", action="store_true",
+                        help="only the server's CPU per scan, in this process (no Java): the "
+                        "same decode/validate/decide/encode path on synthetic delta scans")
     args = parser.parse_args()
+    if args.server_cpu:
+        for policy in args.policy.split(","):
+            server_cpu(policy, args.scans, args.warmup)
+        return 0
     try:
         javaenv.shim_test_classes()
         javaenv.hadoop_jars("2.7.3")
@@ -137,6 +147,75 @@ def run_policy(policy: str, scans: int, warmup: int) -> None:
         print(f"  the {int(h['slow'])} scans over {TARGET_P99_MS:g} ms used at most "
               f"{h['slow_cpu_max_ms']:.2f} ms of CPU: the rest of their time was spent waiting "
               "for a core (load from other processes), not working")
+
+
+def synthetic_frames(rows: int, scans: int) -> list[bytes]:
+    """A full snapshot, then one delta per simulated second: every attempt reports every 3 s
+    (a third of the rows per scan, as on the harness job), every 50th runs 5x slower."""
+    import numpy as np
+
+    from hedge.model import AttemptTable
+    from hedge.server import wire
+
+    rng = np.random.default_rng(0)
+    t0, keys = 1_700_000_000.0, np.arange(rows)
+    start = np.full(rows, t0 + 1.0)
+    speed = np.where(keys % 50 == 0, 1 / 3000, 1 / 600)
+    phase = rng.integers(0, 3000, rows) / 1000.0
+
+    def table(now: float, sel: np.ndarray) -> AttemptTable:
+        sent = np.round(now - (now - phase[sel]) % 3.0, 3)
+        progress = np.clip((sent - start[sel]) * speed[sel], 0.0, 0.99)
+        n = len(sel)
+        return AttemptTable(
+            task=sel, attempt=sel, task_type=np.zeros(n), state=np.ones(n), node=sel % 100,
+            start=start[sel], first_progress_time=start[sel] + 2.0,
+            first_progress=np.minimum(progress, 2 * speed[sel]), progress=progress,
+            report_sent=sent, report_received=sent, bytes_processed=progress * 1e8,
+            input_bytes=np.full(n, np.nan), speculative=np.zeros(n, bool))
+
+    now = t0 + 100.0
+    frames = [wire.encode_request(table(now, keys), seq=1, now=now, job_start=t0, n_maps=rows,
+                                  n_reduces=0, new_nodes=[f"host{i}" for i in range(100)])]
+    for k in range(2, scans + 1):
+        now += 1.0
+        due = keys[table(now, keys).report_sent > now - 1.0]
+        frames.append(wire.encode_request(table(now, due), seq=k, now=now, job_start=t0,
+                                          n_maps=rows, n_reduces=0, node_base=100, delta=True))
+    return frames
+
+
+def server_cpu(policy: str, scans: int, warmup: int) -> None:
+    """CPU time of ControlPlaneService.answer per scan (decode, checks, merge, the policy's
+    decision, encoding), on the thread that runs it, after ``warmup`` untimed scans."""
+    import numpy as np
+
+    from hedge.server import wire
+    from hedge.server.service import ControlPlaneService, ServerConfig, _collect_if_due
+
+    print(f"\nserver CPU per scan, policy {policy}, in-process ({scans} timed scans after "
+          f"{warmup}); load average {os.getloadavg()[0]:.1f}")
+    service = ControlPlaneService(ServerConfig(token="x" * 32))
+    size = wire.REQUEST.size
+    gc.freeze()
+    gc.disable()  # as `hedge serve` runs: collections between scans only
+    try:
+        for rows in SIZES:
+            session = service.sessions.open(f"job_{rows}", policy, {})
+            cpu = []
+            for i, frame in enumerate(synthetic_frames(rows, warmup + scans)):
+                c0 = time.thread_time()
+                out = service.answer(session, frame[:size], bytearray(frame[size:]))
+                if i >= warmup:
+                    cpu.append(time.thread_time() - c0)
+                if out[4] != wire.STATUS_OK:
+                    raise SystemExit(f"scan {i} rejected: {out[32:].decode()}")
+                _collect_if_due()
+            ms = np.asarray(cpu) * 1e3
+            print(f"{rows:>9} attempts: p50 {np.median(ms):.3f} ms  p99 "
+                  f"{np.percentile(ms, 99):.3f} ms  min {ms.min():.3f} ms")
+    finally:
+        gc.enable()
 
 
 def server_latency(log: Path) -> tuple[float, float]:
