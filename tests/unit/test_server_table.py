@@ -260,14 +260,3 @@ def test_validate_snapshot_one_pass_agrees_with_the_ordered_checks(monkeypatch) 
         outcomes.add(rejected)
     assert outcomes == {True, False}
 
-
-def test_not_in_equals_isin_for_sorted_and_unsorted_ids() -> None:
-    from hedge.detect.validate import _not_in
-
-    rng = np.random.default_rng(6)
-    for _ in range(300):
-        values = rng.integers(0, 40, rng.integers(0, 12))
-        ids = rng.integers(0, 40, rng.integers(0, 12))
-        if rng.random() < 0.7:
-            ids = np.unique(ids)  # the live AM's case: strictly increasing
-        assert _not_in(values, ids).tolist() == (~np.isin(values, ids)).tolist()

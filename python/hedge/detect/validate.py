@@ -78,16 +78,6 @@ def _all_valid(a, now: float) -> bool:
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
-def _not_in(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``~np.isin(values, ids)``; by binary search when ``ids`` is strictly increasing (a live
-    AM's snapshot is in attempt-key order), without ``isin``'s per-call set-up."""
-    if len(ids) == 0:
-        return np.ones(len(values), dtype=bool)
-    if len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
-        return ~np.isin(values, ids)
-    pos = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
-    return ids[pos] != values
-
 
 class ReportHistory:
     """Remembers each attempt's last report across the scans of one job.
@@ -135,7 +125,7 @@ class ReportHistory:
             self._sent = np.array(sent, dtype=float)
             self._ended = np.asarray(ended) & ~np.isnan(sent)
             return
-        keep = _not_in(self._ids, ids)
+        keep = ~np.isin(self._ids, ids)
         all_ids = np.concatenate([self._ids[keep], ids])
         order = np.argsort(all_ids, kind="stable")
         self._ids = all_ids[order]
