@@ -78,7 +78,6 @@ def _all_valid(a, now: float) -> bool:
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
-
 class ReportHistory:
     """Remembers each attempt's last report across the scans of one job.
 
