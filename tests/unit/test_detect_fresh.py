@@ -78,6 +78,10 @@ def test_duration_belief_by_hand() -> None:
     # noise 0.1 x max(remaining at the report 16 - 8, since the report 12 - 8)
     np.testing.assert_allclose(b.sigma, [0, 0, 0, 0.8])
     np.testing.assert_allclose(b.elapsed, 12.0)
+    # a rate borrowed from peers spreading by 0.2 adds 0.2 x remaining 8 in quadrature
+    b = duration_belief(ects(16.0), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.1,
+                        rate_spread=np.array([0, 0, 0, 0.2]))
+    assert b.sigma[3] == pytest.approx(np.hypot(0.8, 1.6))
     # an attempt estimated to have ended at 11 but still running: central = certain bound
     b = duration_belief(ects(11.0), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.1)
     assert b.central[3] == 11.5 and b.sigma[3] == pytest.approx(0.4)
@@ -98,10 +102,10 @@ def test_fresh_rate_sequential_test_under_noise() -> None:
     # ECT 14 at t = 10.5: tau = 0.1 x 6 = 0.6, lower bound 12.8 < bar, and the next scan
     # (elapsed 11.5) still comes before the bar: wait
     assert not rate_flags(14.0, 10.5, 0.1)
-    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 2.5 tau >= bar: flag
+    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 2 tau >= bar: flag
     assert rate_flags(14.0, 12.0, 0.1)
     assert not rate_flags(14.0, 12.0, 0.1, z_last=-2.0)  # 14 - 2 x 0.6 < 12.857
-    # last chance, but clearly normal under low noise: central max(11, 11.5) + 2.5 x 0.04
+    # last chance, but clearly normal under low noise: central max(11, 11.5) + 2 x 0.04
     assert not rate_flags(11.0, 12.0, 0.01)
 
 

@@ -135,3 +135,22 @@ def test_jvm_startup_and_dispatch() -> None:
     np.testing.assert_allclose(estimate_ect("jvm", ATTEMPTS, NOW), jvm_ect(ATTEMPTS, NOW))
     with pytest.raises(HedgeError, match="unknown runtime estimator 'nope'"):
         estimate_ect("nope", ATTEMPTS, NOW)
+
+
+def test_borrowed_rate_spread_by_hand() -> None:
+    from hedge.estimate.runtime import borrowed_rate_spread, borrowed_rate_spread_arrays
+
+    # attempt 0: one progress report; peers 1-3 with two: rates 0.04, 0.05, 0.06 per s
+    # since t_fp = 6 (work began at 6 - 0.1 / rate = 3.5, 4, 4.33: start-ups > 1 s), so
+    # attempt 0 borrows the median 0.05; the peers spread by RMS(-0.2, 0, 0.2) = 0.163
+    attempts = table(start=[0, 0, 0, 0], first_progress_time=[6, 6, 6, 6],
+                     first_progress=[0.6, 0.1, 0.1, 0.1], progress=[0.6, 0.5, 0.6, 0.7],
+                     report_sent=[6, 16, 16, 16], report_received=[6, 16, 16, 16])
+    spread = borrowed_rate_spread(attempts)
+    np.testing.assert_allclose(spread, [np.sqrt(0.08 / 3), 0, 0, 0])
+    # peers without start-up delays: the launch rate is the attempt's own, nothing borrowed
+    a = attempts
+    no_startup = borrowed_rate_spread_arrays(a.start, a.progress, a.report_sent,
+                                             np.array([6.0, 2.5, 2.0, 1.0 / 0.6]),
+                                             np.array([0.6, 0.1, 0.1, 0.1]))
+    np.testing.assert_array_equal(no_startup, 0.0)

@@ -39,6 +39,7 @@ from hedge.detect.fresh import (
 from hedge.detect.rules import adaptive_threshold, hadoop_rule, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect, legacy_ect
+from hedge.estimate.runtime import borrowed_rate_spread
 from hedge.model import AttemptState, Snapshot
 
 Mask = np.ndarray
@@ -168,7 +169,7 @@ def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
     ``noise_evidence`` are accepted and ignored (see ``_RETIRED``).
     """
     return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, z, z_last,
-                            scan_interval)
+                            scan_interval, borrowed_rate_spread(snapshot.attempts))
 
 
 def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_CONFIDENT,
@@ -179,7 +180,7 @@ def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_CONFIDENT,
     (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` and the ignored
     arguments as in :func:`fresh_score`."""
     return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, z, z_last,
-                           scan_interval)
+                           scan_interval, borrowed_rate_spread(snapshot.attempts))
 
 
 DETECTORS: dict[str, Callable[..., Mask]] = {

@@ -20,7 +20,11 @@ What the AM knows about attempt i's duration D_i at scan time t (:func:`duration
   :func:`hedge.estimate.runtime.speed_noise_arrays`), applied to the time the estimate
   extrapolates over (the remaining time predicted at the last report, or the time since
   that report if longer). It is 0 under constant speed and shrinks as progress goes
-  to 1. NaN when the noise is unknown (no attempt has two rate intervals yet): the
+  to 1. An attempt with a single progress report in a job with start-up delays runs at
+  its peers' median rate (:func:`hedge.estimate.runtime.fresh_rate_arrays`); the peers'
+  rate spread times the remaining time adds to its sigma in quadrature
+  (:func:`hedge.estimate.runtime.borrowed_rate_spread_arrays`). NaN when the noise is
+  unknown (no attempt has two rate intervals yet): the
   confident branch below then trusts only the certain bound, the last chance judges on
   the central estimate. Finished tasks have their exact duration, sigma 0.
 
@@ -51,8 +55,9 @@ level; ``scan_interval`` 1 s is Hadoop's speculator period
 miss against a false flag at the last chance (flag when P(straggler) >= 1 - Phi(z_last)):
 it was chosen on the detection study's seed 0 among 0, 0.84, 1.5, 2, 2.5, 3 and 4 as the
 value meeting the most targets on both grids (tests/bench/bench_detect.py prints the
-sweep; misses of the FP and FN targets trade against each other along it), and is
-reported on seeds 1 and 2.
+sweep; misses of the FP and FN targets trade against each other along it; 2 and 2.5
+tied, and 2 makes it the same level as ``z``: one confidence level for both branches),
+and is reported on seeds 1 and 2.
 
 Limits (measured by the study): with JVM start-ups of 1-10 s, speed noise and 10-s tasks
 an attempt sends 2-3 reports, its duration is uncertain by about 5 % of the bar to the
@@ -81,7 +86,7 @@ from hedge.detect.rules import masked_mean
 Array = np.ndarray
 
 Z_CONFIDENT = 2.0
-Z_LAST = 2.5
+Z_LAST = Z_CONFIDENT
 SCAN_INTERVAL = 1.0
 
 
@@ -97,8 +102,13 @@ class DurationBelief:
 
 def duration_belief(ect: Array, start: Array, sent: Array, received: Array,
                     now: float | Array, known: Array, candidates: Array,
-                    noise: float | Array) -> DurationBelief:
-    """Central estimate, certain lower bound and uncertainty of every task's duration."""
+                    noise: float | Array, rate_spread: float | Array = 0.0,
+                    ) -> DurationBelief:
+    """Central estimate, certain lower bound and uncertainty of every task's duration.
+
+    ``rate_spread``: relative uncertainty of a rate borrowed from peers
+    (:func:`hedge.estimate.runtime.borrowed_rate_spread_arrays`), added in quadrature as
+    ``rate_spread x (ECT_i - st_i)``."""
     finished = known & ~candidates
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are expected
@@ -108,7 +118,8 @@ def duration_belief(ect: Array, start: Array, sent: Array, received: Array,
         certain = np.fmax(sent - start, elapsed - delay)
         extrapolated = np.fmax(ect - sent, now - sent)
         central = np.where(np.isfinite(ect), np.fmax(ect - start, certain), np.nan)
-        sigma = np.asarray(noise) * extrapolated
+        borrowed = np.asarray(rate_spread) * np.fmax(ect - sent, 0.0)
+        sigma = np.sqrt((np.asarray(noise) * extrapolated) ** 2 + borrowed ** 2)
     central = np.where(finished, ect - start, central)
     certain = np.where(finished, ect - start, certain)
     sigma = np.where(finished, 0.0, sigma)
@@ -158,13 +169,16 @@ def fresh_rate_rule(
     z: float = Z_CONFIDENT,
     z_last: float = Z_LAST,
     scan_interval: float = SCAN_INTERVAL,
+    rate_spread: float | Array = 0.0,
 ) -> Array:
     """Sequential test of ``D_i >= factor x mean D`` (bar ``factor S_-i / (n - factor)``).
 
     ``ect``: fresh ECTs (for finished tasks the send time of their final report);
-    ``noise``: the job's speed noise (NaN = unknown), broadcast against the batch axes.
+    ``noise``: the job's speed noise (NaN = unknown), broadcast against the batch axes;
+    ``rate_spread`` as in :func:`duration_belief`.
     """
-    belief = duration_belief(ect, start, sent, received, now, known, candidates, noise)
+    belief = duration_belief(ect, start, sent, received, now, known, candidates, noise,
+                             rate_spread)
     filled = np.where(known, _filled(belief, known), 0.0)
     n = (known & np.isfinite(filled)).sum(-1, keepdims=True)
     weight = factor / np.where(n > factor, n - factor, np.nan)
@@ -189,11 +203,13 @@ def fresh_score_rule(
     z: float = Z_CONFIDENT,
     z_last: float = Z_LAST,
     scan_interval: float = SCAN_INTERVAL,
+    rate_spread: float | Array = 0.0,
 ) -> Array:
     """Sequential test of the score rule on normalised progress (module docstring):
     ``H / D_i <= H / M - gap`` with ``H = horizon x M``, i.e.
     ``D_i >= M horizon / (horizon - gap)``. Arguments as in :func:`fresh_rate_rule`."""
-    belief = duration_belief(ect, start, sent, received, now, known, candidates, noise)
+    belief = duration_belief(ect, start, sent, received, now, known, candidates, noise,
+                             rate_spread)
     filled = _filled(belief, known)
     usable = known & np.isfinite(filled)
     n = usable.sum(-1, keepdims=True)

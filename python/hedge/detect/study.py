@@ -37,6 +37,7 @@ from hedge.detect.fresh import fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import masked_mean, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate.runtime import (
+    borrowed_rate_spread_arrays,
     fresh_arrays,
     legacy_arrays,
     rate_arrays,
@@ -242,13 +243,16 @@ def _rate(v: View) -> np.ndarray:
     return ratio_rule(etd, v.known, v.candidates, STRAGGLER_FACTOR)
 
 
-def _fresh_inputs(v: View) -> tuple[np.ndarray, np.ndarray]:
-    """Fresh ECTs and the job's speed noise, for the fresh-* rules."""
+def _fresh_inputs(v: View) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh ECTs, the job's speed noise and the borrowed rates' spread, for the fresh-*
+    rules."""
     ect = fresh_arrays(v.start, v.progress, v.sent, v.first_progress_time, v.first_progress,
                        v.now, v.min_reports)
     noise = speed_noise_arrays(v.start, v.progress, v.sent, v.first_progress_time,
                                v.first_progress, v.prev_progress, v.prev_sent, v.known)
-    return ect, noise
+    spread = borrowed_rate_spread_arrays(v.start, v.progress, v.sent, v.first_progress_time,
+                                         v.first_progress)
+    return ect, noise, spread
 
 
 def fresh_study_detector(kind: str, **params: float) -> Callable[[View], np.ndarray]:
@@ -257,9 +261,9 @@ def fresh_study_detector(kind: str, **params: float) -> Callable[[View], np.ndar
     rule = {"fresh-rate": fresh_rate_rule, "fresh-score": fresh_score_rule}[kind]
 
     def detector(v: View) -> np.ndarray:
-        ect, noise = _fresh_inputs(v)
+        ect, noise, spread = _fresh_inputs(v)
         return rule(ect, v.start, v.sent, v.received, v.now, v.known, v.candidates, noise,
-                    **params)
+                    rate_spread=spread, **params)
 
     return detector
 

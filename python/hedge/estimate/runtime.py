@@ -125,6 +125,36 @@ def fresh_rate_arrays(
     return np.where(rate > 0, rate, np.nan)
 
 
+def borrowed_rate_spread_arrays(
+    start: Array,
+    progress: Array,
+    sent: Array,
+    first_progress_time: Array,
+    first_progress: Array,
+    jvm_evidence: float = 1.0,
+) -> Array:
+    """Relative uncertainty of each attempt's fresh rate due to borrowing it from peers.
+
+    :func:`fresh_rate_arrays` gives an attempt with a single progress report, in a job
+    whose peers show start-up delays (median above ``jvm_evidence`` s), the peers' median
+    rate. Its own rate may differ from that as much as the peers' rates differ among
+    themselves: the root mean square of ``rate_j / median - 1`` over the attempts with
+    two progress reports (along the last axis). 0 for attempts with a rate of their own
+    (or none); NaN for borrowed rates while that spread is unknown.
+    """
+    gained = progress - first_progress
+    since_fp = sent - first_progress_time
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
+        two_reports = (gained > 0) & (since_fp > 0)
+        chronos = gained / np.where(two_reports, since_fp, np.nan)
+        startup = first_progress_time - first_progress / chronos - start
+        median = _nanmedian_last(chronos)
+        spread = np.sqrt(np.nanmean((chronos / median - 1.0) ** 2, axis=-1, keepdims=True))
+        borrowed = ~two_reports & (progress > 0) & (_nanmedian_last(startup) > jvm_evidence)
+    return np.where(borrowed, spread, 0.0)
+
+
 def fresh_progress_arrays(
     start: Array,
     progress: Array,
@@ -258,6 +288,13 @@ def _per_task_type(attempts: AttemptTable, estimate: Callable[..., Array],
 def fresh_ect(attempts: AttemptTable, now: float) -> Array:
     """:func:`fresh_arrays` on a table; maps and reduces are each other's peers only."""
     return _per_task_type(attempts, fresh_arrays, now)
+
+
+def borrowed_rate_spread(attempts: AttemptTable) -> Array:
+    """:func:`borrowed_rate_spread_arrays` on a table, per task type like
+    :func:`fresh_ect`."""
+    return _per_task_type(attempts, lambda *columns: borrowed_rate_spread_arrays(
+        *columns[:5]), 0.0)
 
 
 def fresh_progress(attempts: AttemptTable, now: float) -> Array:
