@@ -31,6 +31,14 @@ class Policy(abc.ABC):
     """Base class: subclasses set ``name`` and implement ``decide``."""
 
     name: ClassVar[str] = ""
+    # Opt-in promise to the simulator (default False): if this job's previous scan returned
+    # an empty Actions (no copy, kill, resume, reservation or avoid list, next_scan_in None,
+    # no wake_on_completion) and since then none of its attempts delivered a report, started,
+    # ended, was requested or killed and none of its tasks completed, ``decide`` would again
+    # return an empty Actions and need not see the scan: time passing and cluster-wide facts
+    # (free slots, other jobs) alone never make it act, and skipped scans do not matter to
+    # its state. The simulator then skips such scans (results must stay bit-identical).
+    scan_idempotent: ClassVar[bool] = False
 
     @abc.abstractmethod
     def decide(self, snapshot: Snapshot) -> Actions:

@@ -79,6 +79,14 @@ def _unique(values: np.ndarray) -> np.ndarray:
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
+def _empty(actions: Actions) -> bool:
+    """No action at all and the default rescan (a scan_idempotent job may then go quiet)."""
+    return (not len(actions.speculate_task) and not len(actions.kill_attempt)
+            and not len(actions.resume_task) and actions.reserve_slots <= 0
+            and not len(actions.avoid_nodes) and actions.next_scan_in is None
+            and not actions.wake_on_completion)
+
+
 class _Live:
     """The attempt running in each slot (struct of arrays indexed by slot; ``aid`` -1: empty).
 
@@ -175,6 +183,8 @@ class Simulator:
         self._observing = bool(getattr(probe, "speculates", True))
         # optional vectorised pre-check over all due jobs (hedge.model.batch)
         self._gate = getattr(probe, "needs_scan", None) if gates else None
+        # Policy.scan_idempotent: skip a quiet job's scans while nothing of it changed
+        self._idempotent = bool(getattr(probe, "scan_idempotent", False)) and gates
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -235,6 +245,10 @@ class Simulator:
         self._due_mask = np.zeros(nj + 1, dtype=bool)  # index job + 1 (0: empty slot)
         self.j_ntasks = np.stack([self.j_nmaps, self.j_nred], axis=1)
         self.j_wake = np.zeros(nj, dtype=bool)
+        # scan_idempotent policies: the last scan's answer was empty / the job changed since
+        self.j_quiet = np.zeros(nj, dtype=bool)
+        self.j_changed = np.ones(nj + 1, dtype=bool)  # index job + 1 (0: empty slot)
+        self._recv_checked = -np.inf  # reports received up to this time are accounted for
         self.j_reserved = np.zeros(nj, dtype=np.int64)
         self.j_avoid: dict[int, np.ndarray] = {}
         self.j_policy: dict[int, object] = {}
@@ -443,6 +457,7 @@ class Simulator:
         self._release(gone)
 
         jobs = self.t_job[uniq]
+        self.j_changed[jobs + 1] = True
         if self._gate is not None:
             self._job_stats(jobs, self.t_type[uniq].astype(np.int64), self.t_runtime[uniq])
         np.subtract.at(self.j_left, jobs, 1)
@@ -481,6 +496,7 @@ class Simulator:
         self._rates_dirty = True
         np.subtract.at(self.busy_n, self.slot_node[slots], 1)
         np.subtract.at(self.t_att, self.live.task[slots], 1)
+        self.j_changed[self.live.job[slots] + 1] = True
         if self._gate is not None:
             np.subtract.at(self.t_run, self.live.task[slots], 1)
         self.live.clear(slots)
@@ -509,6 +525,10 @@ class Simulator:
         if not len(due):
             return
         live = self.live
+        if self._idempotent:
+            due = self._changed_or_loud(t, due)
+            if not len(due):
+                return
         if self._gate is not None:
             due = self._gated(t, due)
             if not len(due):
@@ -533,6 +553,27 @@ class Simulator:
             actions = policy.decide(snapshot)
             self.scans += 1
             self._apply(t, j, actions)
+            if self._idempotent:
+                self.j_quiet[j] = _empty(actions)
+                self.j_changed[j + 1] = False
+
+    def _changed_or_loud(self, t: float, due: np.ndarray) -> np.ndarray:
+        """The due jobs a ``scan_idempotent`` policy must see: its last answer was not
+        empty, or the job changed since (a report received, an attempt started, ended,
+        requested or killed, a task completed). The others rescan after ``scan`` s."""
+        live = self.live
+        # reports k and k - 1 received since the last check (k - 1 when a step sent two)
+        since = self._recv_checked
+        got = ((live.r0 > since) & (live.r0 <= t)) | ((live.r1 > since) & (live.r1 <= t))
+        self.j_changed[live.job[got] + 1] = True
+        self._recv_checked = t
+        keep = self.j_changed[due + 1] | ~self.j_quiet[due]
+        skip = due[~keep]
+        if len(skip):
+            tick = self.cluster.tick
+            self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick
+                                               - EPS) * tick
+        return due[keep]
 
     def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
         """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s."""
@@ -716,6 +757,7 @@ class Simulator:
         self.a_frac0[ids] = frac0
         self._n_attempts += k
         self.t_att[task] += k
+        self.j_changed[self.t_job[task] + 1] = True
         self._queue.extend(ids.tolist())
 
     def _grow(self, size: int) -> None:
@@ -745,6 +787,7 @@ class Simulator:
             self._queue.remove(c)
             self.a_state[c] = _CANCELLED
             self.t_att[self.a_task[c]] -= 1
+        self.j_changed[j + 1] = True
         # a task left with no attempt at all is relaunched (as Hadoop reschedules it)
         queued = {int(self.a_task[c]) for c in self._queue}
         running = set(self.live.task.tolist())
@@ -886,6 +929,7 @@ class Simulator:
             if self.t_done[task]:
                 self.a_state[aid] = _CANCELLED
                 self.t_att[task] -= 1
+                self.j_changed[self.t_job[task] + 1] = True
                 continue
             free_n = cfg.slots - self.busy_n
             allowed = (free_n > 0) & ~self._bl_mask
@@ -953,6 +997,7 @@ class Simulator:
             np.add.at(self.t_run, tasks, 1)
         live = self.live
         live.aid[slots], live.task[slots], live.job[slots] = aid, tasks, self.t_job[tasks]
+        self.j_changed[live.job[slots] + 1] = True
         live.start[slots], live.ws[slots] = t, t + cfg.startup
         live.W[slots], live.w[slots], live.tw[slots] = work, 0.0, t
         live.end[slots] = np.maximum(live.ws[slots], t) + work / live.r[slots]
