@@ -151,9 +151,10 @@ def verify_totalorder(words_file: Path, keys: pa.Array, counts: np.ndarray, work
           f"reducer inputs {'equal' if real == emulated else 'DIFFER FROM'} the emulation")
 
 
-def partitioner_cost(keys: pa.Array, counts: np.ndarray, work: Path, records: int) -> None:
+def partitioner_cost(keys: pa.Array, counts: np.ndarray, work: Path, records: int,
+                     runs: int) -> None:
     print(f"\n## 2. Partitioner cost per record (Java, {records / 1e6:.0f} M Text keys, Zipf 1.0, "
-          "R=10, thread CPU time, median of 7 runs after 3 warm-up runs)")
+          f"R=10, thread CPU time, median of {runs} runs after 3 warm-up runs)")
     settings = BuildSettings(reducers=10)
     totals = np.bincount(murmur3_32_array(keys).astype(np.int64) % settings.groups,
                          weights=counts, minlength=settings.groups).astype(np.int64)
@@ -163,7 +164,8 @@ def partitioner_cost(keys: pa.Array, counts: np.ndarray, work: Path, records: in
     vocab.write_text("".join(f"{k}\t{int(c)}\n" for k, c in zip(keys.to_pylist(), counts, strict=True)),
                      encoding="utf-8")
     result = javaenv.run_java("org.hedge.imkp.PartitionerBench",
-                              [str(work / "bench.imkp"), str(vocab), str(records), "7"], HADOOP,
+                              [str(work / "bench.imkp"), str(vocab), str(records), str(runs)],
+                              HADOOP,
                               extra_classpath=(javaenv.shim_test_classes(),), timeout=900)
     if result.returncode != 0:
         print(f"micro-benchmark failed: {result.stderr[-500:]}")
@@ -172,6 +174,8 @@ def partitioner_cost(keys: pa.Array, counts: np.ndarray, work: Path, records: in
     print(f"HashPartitioner {float(figures['hash_ns_per_record']):.2f} ns/record, "
           f"ImkpPartitioner {float(figures['imkp_ns_per_record']):.2f} ns/record, "
           f"ratio {float(figures['ratio']):.3f} (target <= 1.2)")
+    print(f"ratio within each run (slices interleaved): median {float(figures['pair_ratio_median']):.3f}, "
+          f"range {float(figures['pair_ratio_min']):.3f}-{float(figures['pair_ratio_max']):.3f}")
 
 
 def timed(fn) -> tuple[float, float]:  # noqa: ANN001
@@ -219,6 +223,8 @@ def main() -> int:
     parser.add_argument("--only", choices=("skew", "partitioner", "build"),
                         help="run one part (skew table, partitioner cost or build throughput)")
     parser.add_argument("--runs", type=int, default=5, help="timed runs of the build part")
+    parser.add_argument("--java-runs", type=int, default=11,
+                        help="timed runs of each partitioner (after 3 warm-up runs)")
     args = parser.parse_args()
     started = time.perf_counter()
     tokens = 200_000 if args.quick else 2_000_000
@@ -259,7 +265,7 @@ def main() -> int:
             if java:
                 verify_totalorder(inputs["zipf1.0"][2], *inputs["zipf1.0"][:2], work)
         if java and args.only in (None, "partitioner"):
-            partitioner_cost(*inputs["zipf1.0"][:2], work, records)
+            partitioner_cost(*inputs["zipf1.0"][:2], work, records, args.java_runs)
         if args.only in (None, "build"):
             text = work / "text.txt"
             source = SHAKESPEARE.read_bytes() if SHAKESPEARE.exists() else \

@@ -34,10 +34,14 @@ public final class ImkpMapping {
   private final byte[][] heavyKeys;
   private final int[] heavyReducer;
   private final long[] heavyCount;
-  private final int[] heavyHash;
-  private final int[] slots; // heavy index + 1, 0 = empty
+  // Heavy-key hash table, open addressing by slot: the key's bytes (null = empty slot), its
+  // Murmur3 hash and its reducer side by side, so a probe makes no extra indirection.
+  private final byte[][] slotKey;
+  private final int[] slotHash;
+  private final int[] slotReducer;
   private final int[] groupRoute; // reducer, or ~reducer when heavy keys hash to the group
   private final int slotMask;
+  private final long groupMagic; // for the division-free hash mod G (Murmur3.group)
 
   private ImkpMapping(int reducers, int groups, int scale, int seed, long total, long heaviest,
       int[] groupReducer, long[] groupCount, byte[][] heavyKeys, int[] heavyReducer,
@@ -53,21 +57,23 @@ public final class ImkpMapping {
     this.heavyKeys = heavyKeys;
     this.heavyReducer = heavyReducer;
     this.heavyCount = heavyCount;
-    this.heavyHash = new int[heavyKeys.length];
+    this.groupMagic = Murmur3.groupMagic(groups);
     int size = Integer.highestOneBit(Math.max(2, heavyKeys.length * 2 - 1)) << 1;
-    this.slots = new int[size];
+    this.slotKey = new byte[size][];
+    this.slotHash = new int[size];
+    this.slotReducer = new int[size];
     this.slotMask = size - 1;
-    for (int i = 0; i < heavyKeys.length; i++) {
-      heavyHash[i] = Murmur3.hash32(heavyKeys[i], 0, heavyKeys[i].length, seed);
-      int s = heavyHash[i] & slotMask;
-      while (slots[s] != 0) {
-        s = (s + 1) & slotMask;
-      }
-      slots[s] = i + 1;
-    }
     this.groupRoute = groupReducer.clone();
     for (int i = 0; i < heavyKeys.length; i++) {
-      int g = Murmur3.group(heavyHash[i], groups);
+      int hash = Murmur3.hash32(heavyKeys[i], 0, heavyKeys[i].length, seed);
+      int s = hash & slotMask;
+      while (slotKey[s] != null) {
+        s = (s + 1) & slotMask;
+      }
+      slotKey[s] = heavyKeys[i];
+      slotHash[s] = hash;
+      slotReducer[s] = heavyReducer[i];
+      int g = Murmur3.group(hash, groups);
       groupRoute[g] = ~groupReducer[g];
     }
   }
@@ -173,19 +179,22 @@ public final class ImkpMapping {
     return reducer;
   }
 
-  /** Reducer of the key whose UTF-8 bytes are {@code bytes[0, length)}. */
+  /**
+   * Reducer of the key whose UTF-8 bytes are {@code bytes[0, length)}: one Murmur3 pass over
+   * the bytes, a multiply-based mod G, one int-array load; the heavy-key table is probed only
+   * when a heavy key hashes to the key's group (the group's entry is then ~reducer).
+   */
   public int reducerOf(byte[] bytes, int length) {
     int hash = Murmur3.hash32(bytes, 0, length, seed);
-    int route = groupRoute[Murmur3.group(hash, groups)];
+    int route = groupRoute[Murmur3.group(hash, groups, groupMagic)];
     if (route >= 0) {
       return route; // no heavy key hashes to this group: no table probe
     }
     int s = hash & slotMask;
-    int entry;
-    while ((entry = slots[s]) != 0) {
-      int i = entry - 1;
-      if (heavyHash[i] == hash && equal(heavyKeys[i], bytes, length)) {
-        return heavyReducer[i];
+    byte[] candidate;
+    while ((candidate = slotKey[s]) != null) {
+      if (slotHash[s] == hash && equal(candidate, bytes, length)) {
+        return slotReducer[s];
       }
       s = (s + 1) & slotMask;
     }

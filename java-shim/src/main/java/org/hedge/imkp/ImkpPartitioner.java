@@ -42,6 +42,7 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
 
   private Configuration conf;
   private ImkpMapping mapping;
+  private int reducers; // mapping.reducers(), read once: getPartition checks it per record
 
   @Override
   public void setConf(Configuration conf) {
@@ -51,6 +52,7 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
     this.conf = conf;
     try {
       mapping = load(conf);
+      reducers = mapping.reducers();
     } catch (IOException e) {
       throw fail("ImkpPartitioner: " + e.getMessage(), e);
     }
@@ -88,7 +90,7 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
 
   @Override
   public int getPartition(K key, V value, int numPartitions) {
-    if (numPartitions != mapping.reducers()) {
+    if (numPartitions != reducers) {
       throw fail(reducerMismatch(numPartitions), null);
     }
     if (key instanceof Text) {

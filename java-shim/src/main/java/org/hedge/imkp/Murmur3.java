@@ -24,20 +24,16 @@ public final class Murmur3 {
       h ^= mixK(k);
       h = Integer.rotateLeft(h, 13) * 5 + 0xe6546b64;
     }
-    int k = 0;
-    switch (length & 3) {
-      case 3:
-        k ^= (data[end + 2] & 0xff) << 16;
-        // fall through
-      case 2:
-        k ^= (data[end + 1] & 0xff) << 8;
-        // fall through
-      case 1:
-        k ^= data[end] & 0xff;
-        h ^= mixK(k);
-        break;
-      default:
-        break;
+    if (length > 0) {
+      // Tail (length & 3 bytes) without a branch on its length, which short keys would
+      // mispredict about every other time: read the 3 bytes after the last block, clamped to
+      // the key's last byte (cmov), and mask off those past the key (all of them when the
+      // tail is empty, and mixK(0) == 0 leaves h unchanged, as in the reference).
+      int last = offset + length - 1;
+      int k = ((data[Math.min(end, last)] & 0xff)
+          | (data[Math.min(end + 1, last)] & 0xff) << 8
+          | (data[Math.min(end + 2, last)] & 0xff) << 16) & ((1 << ((length & 3) << 3)) - 1);
+      h ^= mixK(k);
     }
     h ^= length;
     h ^= h >>> 16;
@@ -55,5 +51,27 @@ public final class Murmur3 {
   public static int group(int hash, int groups) {
     // int division when the hash is non-negative (half the keys): cheaper than a long one
     return hash >= 0 ? hash % groups : (int) ((hash & 0xffffffffL) % groups);
+  }
+
+  /**
+   * The constant {@code M = floor((2^64 - 1) / groups) + 1} (mod 2^64) for
+   * {@link #group(int, int, long)}.
+   */
+  public static long groupMagic(int groups) {
+    if (groups < 1) {
+      throw new IllegalArgumentException("groups must be >= 1, got " + groups);
+    }
+    return Long.divideUnsigned(-1L, groups) + 1;
+  }
+
+  /**
+   * The same as {@link #group(int, int)} without a division: Lemire, Kaser and Kurz (2019),
+   * "Faster remainder by direct computation": for a 32-bit n and 32-bit d, n mod d is the high
+   * 64 bits of {@code low64(M * n) * d}, M from {@link #groupMagic}. The 64x32-bit high product
+   * is formed from two 32x32-bit products (Java 8 has no {@code Math.multiplyHigh}).
+   */
+  public static int group(int hash, int groups, long magic) {
+    long low = magic * (hash & 0xffffffffL);
+    return (int) (((low >>> 32) * groups + (((low & 0xffffffffL) * groups) >>> 32)) >>> 32);
   }
 }

@@ -71,4 +71,28 @@ class Murmur3Test {
     assertEquals((int) (0xfffffffFL % 7), Murmur3.group(-1, 7));
     assertEquals(3, Murmur3.group(10, 7));
   }
+
+  @Test
+  void divisionFreeGroupEqualsUnsignedModulo() {
+    int[] groups = {1, 2, 3, 7, 50, 500, 1000, 4096, 5000, 65537, 1 << 20, 999_999_937,
+        (1 << 30) + 1, Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
+    int[] edges = {0, 1, -1, Integer.MAX_VALUE, Integer.MIN_VALUE, Integer.MIN_VALUE + 1, -2};
+    Random rng = new Random(3);
+    for (int g : groups) {
+      long magic = Murmur3.groupMagic(g);
+      for (int h : edges) {
+        assertEquals((int) ((h & 0xffffffffL) % g), Murmur3.group(h, g, magic), h + " mod " + g);
+      }
+      for (int q = 1; q < 40 && (long) q * g <= 0xffffffffL; q++) { // around multiples of g
+        for (int d = -1; d <= 1; d++) {
+          int h = (int) ((long) q * g + d);
+          assertEquals((int) ((h & 0xffffffffL) % g), Murmur3.group(h, g, magic));
+        }
+      }
+      for (int n = 0; n < 200_000; n++) {
+        int h = rng.nextInt();
+        assertEquals(Murmur3.group(h, g), Murmur3.group(h, g, magic), h + " mod " + g);
+      }
+    }
+  }
 }

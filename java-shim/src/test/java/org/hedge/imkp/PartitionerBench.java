@@ -20,8 +20,9 @@ import org.apache.hadoop.mapreduce.lib.partition.HashPartitioner;
  *
  * <p>Usage: {@code PartitionerBench mapping.imkp vocabulary.tsv records runs}; the vocabulary
  * file holds {@code word TAB count} lines; records are drawn with those frequencies. Both
- * partitioners run alternately over the same key array: warm-up runs first (JIT), then
- * {@code runs} timed runs each; prints the median thread-CPU ns/record of each and their ratio
+ * partitioners route the same key array, taking turns slice by slice (see {@link #run}):
+ * 3 warm-up runs first (JIT), then {@code runs} timed runs; prints the median thread-CPU
+ * ns/record of each, the ratio of the medians, and the median and range of the per-run ratios
  * (CPU time, not wall time, so other processes on a shared machine do not skew it).
  */
 public final class PartitionerBench {
@@ -39,22 +40,31 @@ public final class PartitionerBench {
         Integer.parseInt(args[2]));
     int runs = Integer.parseInt(args[3]);
     HashPartitioner<Text, Object> hash = new HashPartitioner<>();
+    double[] times = new double[2];
     for (int i = 0; i < 3; i++) {
-      time(hash, keys, reducers);
-      time(imkp, keys, reducers);
+      run(hash, imkp, keys, reducers, times);
     }
     double[] hashTimes = new double[runs];
     double[] imkpTimes = new double[runs];
     for (int i = 0; i < runs; i++) {
-      hashTimes[i] = time(hash, keys, reducers);
-      imkpTimes[i] = time(imkp, keys, reducers);
+      run(hash, imkp, keys, reducers, times);
+      hashTimes[i] = times[0];
+      imkpTimes[i] = times[1];
     }
     double h = median(hashTimes);
     double m = median(imkpTimes);
+    double[] ratios = new double[runs];
+    for (int i = 0; i < runs; i++) {
+      ratios[i] = imkpTimes[i] / hashTimes[i]; // both measured on the same slices, interleaved
+    }
+    Arrays.sort(ratios);
     System.out.printf("records=%d runs=%d reducers=%d%n", keys.length, runs, reducers);
     System.out.printf("hash_ns_per_record=%.3f%n", h);
     System.out.printf("imkp_ns_per_record=%.3f%n", m);
     System.out.printf("ratio=%.3f%n", m / h);
+    System.out.printf("pair_ratio_median=%.3f%n", median(ratios));
+    System.out.printf("pair_ratio_min=%.3f%n", ratios[0]);
+    System.out.printf("pair_ratio_max=%.3f%n", ratios[runs - 1]);
   }
 
   static Text[] drawKeys(List<String> vocabulary, int records) {
@@ -84,18 +94,45 @@ public final class PartitionerBench {
         : System.nanoTime();
   }
 
-  /** CPU ns per record for one pass; the checksum keeps the JIT from dropping work. */
-  static double time(Partitioner<Text, Object> partitioner, Text[] keys, int reducers) {
+  /** Keys per slice: both partitioners take turns slice by slice within one run. */
+  static final int SLICE = 1 << 20;
+
+  /**
+   * One run over all keys: slice by slice, the two partitioners each route the same slice,
+   * the one going first alternating, so a change of machine load hits both alike. Stores the
+   * CPU ns per record of HashPartitioner in {@code out[0]} and of ImKP in {@code out[1]}.
+   */
+  static void run(Partitioner<Text, Object> hash, Partitioner<Text, Object> imkp, Text[] keys,
+      int reducers, double[] out) {
+    long hashNanos = 0;
+    long imkpNanos = 0;
+    for (int from = 0, turn = 0; from < keys.length; from += SLICE, turn++) {
+      int to = Math.min(keys.length, from + SLICE);
+      if (turn % 2 == 0) {
+        hashNanos += time(hash, keys, from, to, reducers);
+        imkpNanos += time(imkp, keys, from, to, reducers);
+      } else {
+        imkpNanos += time(imkp, keys, from, to, reducers);
+        hashNanos += time(hash, keys, from, to, reducers);
+      }
+    }
+    out[0] = (double) hashNanos / keys.length;
+    out[1] = (double) imkpNanos / keys.length;
+  }
+
+  /** CPU ns to route keys[from, to); the checksum keeps the JIT from dropping the work. */
+  static long time(Partitioner<Text, Object> partitioner, Text[] keys, int from, int to,
+      int reducers) {
     long start = cpuNanos();
     long checksum = 0;
-    for (Text key : keys) {
-      checksum += partitioner.getPartition(key, null, reducers);
+    for (int i = from; i < to; i++) {
+      checksum += partitioner.getPartition(keys[i], null, reducers);
     }
     long elapsed = cpuNanos() - start;
     if (checksum < 0) {
       System.out.println("impossible");
     }
-    return (double) elapsed / keys.length;
+    return elapsed;
   }
 
   static double median(double[] values) {
