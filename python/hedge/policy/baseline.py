@@ -156,24 +156,23 @@ class HadoopDefault(Policy):
 
     def _capped(self, batch: ScanBatch, cell: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Per row: its (job, type) already runs ``decide``'s cap of speculations (only
-        computed for the cells of ``ok`` rows; False elsewhere).
+        computed for the cells of ``ok`` rows, typically one or two; False elsewhere).
 
         Distinct running tasks of a cell are the sum of ``1 / task_running`` over its rows;
         speculating ones, the same sum over rows whose task has more than one live attempt
         (exact integers once rounded), so the cap is the one ``_pick`` computes.
         """
-        cells = np.unique(cell[ok])
-        rows = np.flatnonzero(np.isin(cell, cells) & (batch.job >= 0))
-        group = np.searchsorted(cells, cell[rows])
-        share = 1.0 / np.maximum(batch.task_running[rows], 1)
-        running = np.rint(np.bincount(group, share, len(cells)))
-        speculating = np.rint(np.bincount(group, share * (batch.task_attempts[rows] > 1),
-                                          len(cells)))
-        n_type = batch.n_tasks.ravel()[cells]
-        cap = np.maximum(np.maximum(self.minimum_allowed, self.proportion_total * n_type),
-                         self.proportion_running * running)
         blocked = np.zeros(len(cell), dtype=bool)
-        blocked[ok] = (speculating >= cap)[np.searchsorted(cells, cell[ok])]
+        n_tasks = batch.n_tasks.ravel()
+        for c in np.unique(cell[ok]).tolist():
+            in_cell = (cell == c) & (batch.job >= 0)
+            share = 1.0 / np.maximum(batch.task_running[in_cell], 1)
+            running = round(float(share.sum()))
+            speculating = round(float(share[batch.task_attempts[in_cell] > 1].sum()))
+            cap = max(self.minimum_allowed, self.proportion_total * n_tasks[c],
+                      self.proportion_running * running)
+            if speculating >= cap:
+                blocked |= in_cell
         return blocked
 
 
