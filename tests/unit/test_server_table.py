@@ -188,37 +188,68 @@ def test_member_equals_isin() -> None:
         assert _member(values, pool).tolist() == np.isin(values, pool).tolist()
 
 
-def test_report_history_fast_path_matches_the_general_one() -> None:
-    """Same attempts as the previous scan skip the search; results must not change."""
+class OriginalHistory:
+    """ReportHistory's lookup and merge as first written (search and sort every scan)."""
+
+    def __init__(self) -> None:
+        self._ids = np.empty(0, dtype=np.int64)
+        self._sent = np.empty(0)
+        self._ended = np.empty(0, dtype=bool)
+
+    def _lookup(self, ids):
+        if len(self._ids) == 0:
+            none = np.zeros(len(ids), dtype=bool)
+            return none, np.full(len(ids), np.nan), none
+        pos = np.minimum(np.searchsorted(self._ids, ids), len(self._ids) - 1)
+        seen = self._ids[pos] == ids
+        return seen, np.where(seen, self._sent[pos], np.nan), seen & self._ended[pos]
+
+    def _remember(self, ids, sent, ended) -> None:
+        keep = ~np.isin(self._ids, ids)
+        all_ids = np.concatenate([self._ids[keep], ids])
+        order = np.argsort(all_ids, kind="stable")
+        self._ids = all_ids[order]
+        self._sent = np.concatenate([self._sent[keep], sent])[order]
+        done = np.asarray(ended) & ~np.isnan(sent)
+        self._ended = np.concatenate([self._ended[keep], done])[order]
+
+
+def test_report_history_fast_paths_match_the_original_search_and_sort() -> None:
+    """Same attempts, attempts added after the last key, in between, unsorted, repeated,
+    sparse or negative: lookups and remembered arrays equal the original algorithm's."""
     rng = np.random.default_rng(2)
-
-    class General(ReportHistory):
-        def _same(self, ids):
-            return False
-
-    fast, slow = ReportHistory(), General()
-    ids = np.arange(20)
-    for scan in range(60):
-        if scan % 7 == 3:
-            ids = np.unique(np.concatenate([ids, rng.integers(0, 40, 3)]))
-        if scan % 11 == 5:
-            ids = ids[ids % 5 != 1]
-        sent = rng.uniform(0, 100, len(ids))
-        ended = rng.random(len(ids)) < 0.1
-        for history in (fast, slow):
-            prev = history._lookup(ids)
-            history._remember(ids, sent, ended)
-            if history is fast:
-                got = prev
-            else:
-                want = prev
-        for g, w in zip(got, want, strict=True):
-            assert np.array_equal(g, w, equal_nan=True)
-        assert np.array_equal(fast._sent, slow._sent) and np.array_equal(fast._ended,
-                                                                        slow._ended)
+    for case in range(40):
+        fast, slow = ReportHistory(), OriginalHistory()
+        ids = np.arange(20) * (1 if case % 4 else 7)  # every 4th case: sparse ids
+        for scan in range(40):
+            step = rng.integers(0, 7)
+            if step == 1:  # new attempts after the last key (a live AM's launches)
+                ids = np.concatenate([ids, ids.max(initial=0) + 1 + np.arange(3)])
+            elif step == 2:  # some attempts ended
+                ids = ids[rng.random(len(ids)) > 0.2]
+            elif step == 3:  # an id inside the range comes back / appears
+                ids = np.unique(np.concatenate([ids, rng.integers(0, 30, 2)]))
+            elif step == 4 and case % 5 == 0:  # unsorted, possibly repeated
+                ids = rng.permutation(np.concatenate([ids, ids[:1]]))
+            elif step == 5 and case % 7 == 0:  # negative ids
+                ids = np.unique(np.concatenate([ids, [-3]]))
+            elif step == 6 and case % 3 == 0:  # huge ids (no dense index)
+                ids = np.unique(np.concatenate([ids, [10**9]]))
+            sent = rng.uniform(0, 100, len(ids))
+            sent[rng.random(len(ids)) < 0.1] = np.nan
+            ended = rng.random(len(ids)) < 0.1
+            got = fast._lookup(ids)
+            want = slow._lookup(ids)
+            for g, w in zip(got, want, strict=True):
+                assert np.array_equal(g, w, equal_nan=True), (case, scan)
+            fast._remember(ids, sent, ended)
+            slow._remember(ids, sent, ended)
+            assert np.array_equal(fast._ids, slow._ids), (case, scan)
+            assert np.array_equal(fast._sent, slow._sent, equal_nan=True), (case, scan)
+            assert np.array_equal(fast._ended, slow._ended), (case, scan)
     # a repeated id takes the general path (leftmost match), as before
     dup = np.array([1, 1, 2])
-    fast, slow = ReportHistory(), General()
+    fast, slow = ReportHistory(), OriginalHistory()
     for history in (fast, slow):
         history._remember(dup, np.array([1.0, 2.0, 3.0]), np.zeros(3, bool))
     assert np.array_equal(fast._lookup(dup)[1], slow._lookup(dup)[1])

@@ -78,6 +78,10 @@ def _all_valid(a, now: float) -> bool:
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
+def _increasing(ids: np.ndarray) -> bool:
+    return len(ids) < 2 or bool((ids[1:] > ids[:-1]).all())
+
+
 class ReportHistory:
     """Remembers each attempt's last report across the scans of one job.
 
@@ -90,6 +94,7 @@ class ReportHistory:
         self._ids = np.empty(0, dtype=np.int64)
         self._sent = np.empty(0)
         self._ended = np.empty(0, dtype=bool)
+        self._looked_up: tuple[np.ndarray, np.ndarray] | None = None  # (ids, their rows)
 
     def check(self, snapshot: Snapshot) -> None:
         validate_snapshot(snapshot)
@@ -108,8 +113,14 @@ class ReportHistory:
         if len(self._ids) == 0:
             none = np.zeros(len(ids), dtype=bool)
             return none, np.full(len(ids), np.nan), none
-        if self._same(ids) and bool((ids[1:] > ids[:-1]).all()):  # (a repeated id: below)
+        if self._same(ids) and _increasing(ids):  # (a repeated id: below)
             return np.ones(len(ids), dtype=bool), self._sent, self._ended
+        rows = self._rows(ids)
+        if rows is not None:
+            self._looked_up = (ids, rows)  # _remember of the same scan reuses them
+            seen = rows >= 0
+            at = np.maximum(rows, 0)
+            return seen, np.where(seen, self._sent[at], np.nan), seen & self._ended[at]
         pos = np.minimum(np.searchsorted(self._ids, ids), len(self._ids) - 1)
         seen = self._ids[pos] == ids
         return seen, np.where(seen, self._sent[pos], np.nan), seen & self._ended[pos]
@@ -119,11 +130,41 @@ class ReportHistory:
         two scans usually. Then lookups are the remembered arrays, with no search or sort."""
         return len(ids) == len(self._ids) and np.array_equal(ids, self._ids)
 
+    def _rows(self, ids: np.ndarray) -> np.ndarray | None:
+        """Row of each id among the remembered ones (-1: never seen), by a direct index over
+        the id range; None (use the search) unless both id lists are strictly increasing (a
+        live AM's snapshot is in key order) and the range is dense."""
+        old = self._ids
+        if not (_increasing(ids) and _increasing(old)):
+            return None
+        ends = [int(x[i]) for x in (old, ids) if len(x) for i in (0, -1)]
+        if not ends or min(ends) < 0 or max(ends) >= 4 * (len(old) + len(ids)) + 64:
+            return None
+        index = np.full(max(ends) + 1, -1, dtype=np.int64)
+        index[old] = np.arange(len(old))
+        return index[ids]
+
     def _remember(self, ids: np.ndarray, sent: np.ndarray, ended: np.ndarray) -> None:
+        looked_up, self._looked_up = self._looked_up, None
         if self._same(ids):
             self._sent = np.array(sent, dtype=float)
             self._ended = np.asarray(ended) & ~np.isnan(sent)
             return
+        rows = looked_up[1] if looked_up is not None and looked_up[0] is ids else self._rows(ids)
+        if rows is not None:
+            new = rows < 0
+            if not new.any() or len(self._ids) == 0 or ids[new][0] > self._ids[-1]:
+                # every new id sorts after every remembered one: update in place and append
+                # (the merge below would give the same arrays, by a sort)
+                done = np.asarray(ended) & ~np.isnan(sent)
+                sent = np.asarray(sent, dtype=float)
+                seen = ~new
+                self._ids = np.concatenate([self._ids, ids[new]])
+                self._sent = np.concatenate([self._sent, sent[new]])
+                self._sent[rows[seen]] = sent[seen]
+                self._ended = np.concatenate([self._ended, done[new]])
+                self._ended[rows[seen]] = done[seen]
+                return
         keep = ~np.isin(self._ids, ids)
         all_ids = np.concatenate([self._ids[keep], ids])
         order = np.argsort(all_ids, kind="stable")
