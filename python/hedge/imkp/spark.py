@@ -9,7 +9,12 @@
   machine), keys are extracted in each partition by the same extractor as the local engine,
   and only aggregates reach the driver: per-group totals (G numbers) and the keys with
   ``count x G > total`` plus the heaviest key. The mapping built from them is identical to
-  the local build's. Key rules: ``words``, ``tsv:N`` and ``py:module:function``.
+  the local build's. Key rules: ``words``, ``tsv:N`` and ``py:module:function`` are
+  line-based (Spark splits files into line ranges); ``csv:NAME`` and ``parquet:NAME`` are
+  file-based: one Spark task per input file, which reads it with the local engine's own
+  pyarrow reader (a CSV header and Parquet's footer make byte ranges meaningless), so the
+  keys are the same by construction; parallelism is then the number of files (Spark, Hive
+  and Hadoop write a folder of ``part-*`` files).
 """
 
 from __future__ import annotations
@@ -63,12 +68,20 @@ def partition_by(rdd: Any, mapping: Mapping | str | Path) -> Any:
     return rdd.partitionBy(func.reducers, func)
 
 
-def _spark_extractor(spec: str) -> Extractor:
-    rule = extractor(spec)
-    if not isinstance(rule, Words | TsvColumn | PythonFunction):
-        raise HedgeError(f"--key {spec}: --engine spark supports words, tsv:N and "
-                         "py:module:function keys; use --engine local for csv/parquet")
-    return rule
+def _line_based(rule: Extractor) -> bool:
+    """True for rules whose keys come from single lines (Spark may split files anywhere)."""
+    return isinstance(rule, Words | TsvColumn | PythonFunction)
+
+
+def _file_counts(rule: Extractor, name: str, webhdfs_url: str | None,
+                 block_size: int) -> Any:
+    """Distinct keys and counts of one whole input file, read as the local engine reads it."""
+    from hedge.imkp.sources import expand_inputs
+
+    for source in expand_inputs([name], webhdfs_url):
+        for piece in rule.pieces(source, block_size, lambda _: None):
+            distinct, counts = distinct_counts(rule.keys(piece))
+            yield from zip(distinct.to_pylist(), counts.tolist(), strict=True)
 
 
 def _partition_counts(rule: Extractor, lines: Any) -> Any:
@@ -117,6 +130,17 @@ def spark_paths(inputs: list[str]) -> str:
     return ",".join(paths)
 
 
+def spark_files(inputs: list[str], webhdfs_url: str | None) -> list[str]:
+    """Every input file, expanded on the driver (HDFS ones as full URLs), for file tasks."""
+    from hedge.imkp.sources import expand_inputs
+
+    files = [s.name if "://" in s.name else str(Path(s.name).resolve())
+             for s in expand_inputs(inputs, webhdfs_url)]
+    if not files:
+        raise HedgeError(f"inputs {' '.join(inputs)}: no files to read (empty folder?)")
+    return files
+
+
 def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
     """Count keys and group totals as a PySpark job (``local[threads]`` unless a SparkContext
     is already running, e.g. on YARN, in which case that one is used and left running)."""
@@ -125,8 +149,11 @@ def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
     except ImportError as exc:
         raise HedgeError("--engine spark needs pyspark (pip install pyspark==4.0.1, or "
                          "make setup); use --engine local otherwise") from exc
-    rule = _spark_extractor(settings.key)
-    paths = spark_paths(inputs)
+    rule = extractor(settings.key)
+    if _line_based(rule):
+        paths = spark_paths(inputs)
+    else:
+        files = spark_files(inputs, settings.webhdfs_url)
     context = SparkContext._active_spark_context
     owned = context is None
     if owned:
@@ -135,7 +162,14 @@ def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
                                .setMaster(f"local[{settings.threads}]")
                                .set("spark.ui.enabled", "false"))
     try:
-        return _count(context, paths, rule, settings.groups, settings.seed)
+        if _line_based(rule):
+            pairs = context.textFile(paths, use_unicode=False) \
+                .mapPartitions(lambda it: _partition_counts(rule, it))
+        else:
+            url, block = settings.webhdfs_url, settings.block_size
+            pairs = context.parallelize(files, len(files)) \
+                .flatMap(lambda name: _file_counts(rule, name, url, block))
+        return _count(pairs, settings.groups, settings.seed)
     except HedgeError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark wraps worker errors in Py4J/Python ones
@@ -153,9 +187,9 @@ def _worker_error(text: str) -> str:
             if not hedge else 0]).removeprefix("HedgeError: ")[:500]
 
 
-def _count(context: Any, paths: str, rule: Extractor, groups: int, seed: int) -> KeyCounts:
-    counts = context.textFile(paths, use_unicode=False) \
-        .mapPartitions(lambda it: _partition_counts(rule, it)).reduceByKey(add).cache()
+def _count(pairs: Any, groups: int, seed: int) -> KeyCounts:
+    """Group totals and the heavy-key candidates from an RDD of (key bytes, count) pairs."""
+    counts = pairs.reduceByKey(add).cache()
     try:
         totals = np.zeros(groups, dtype=np.int64)
         for g, n in counts.mapPartitions(lambda it: _group_totals(it, groups, seed)) \
