@@ -295,15 +295,18 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
 
 def print_table(out: dict[str, dict[str, float]]) -> None:
     """Per policy: job time and energy normalised to none, EE, the energy breakdown as
-    shares of none's total energy (static + the five parts = the energy column)."""
+    shares of none's total energy (static + the five parts = the energy column; dynamic =
+    the five parts)."""
     from hedge.analysis.energy import ENERGY_CATEGORIES
 
     print("normalised to none (mean over seeds of per-seed ratios); breakdown: share of "
           "none's total energy")
-    head = ["policy", "job time", "energy", "EE", "static", *ENERGY_CATEGORIES, "copy s"]
+    head = ["policy", "job time", "energy", "EE", "dynamic", "static", *ENERGY_CATEGORIES,
+            "copy s"]
     print("  " + " ".join(f"{h:>15s}" if i else f"{h:10s}" for i, h in enumerate(head)))
     for policy, r in out.items():
-        cells = [r["job_time"], r["energy"], r["ee"], r["static"],
+        dynamic = sum(r[k] for k in ENERGY_CATEGORIES)  # the attempts' (dynamic) energy
+        cells = [r["job_time"], r["energy"], r["ee"], dynamic, r["static"],
                  *(r[k] for k in ENERGY_CATEGORIES)]
         print(f"  {policy:10s} " + " ".join(f"{v:15.4f}" for v in cells)
               + f" {r['copy_time']:15.1f}")
