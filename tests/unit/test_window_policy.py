@@ -14,8 +14,9 @@ SLOT_NODE = np.array([0, 0, 1, 1, 2, 2])
 
 
 def snapshot(now, attempts, free_at, node_speed=(), completed=(10.0, 12.0), n_maps=6,
-             input_nodes=None):
-    """``attempts``: (task, attempt, state, node, start, progress) tuples, all maps."""
+             input_nodes=None, copies=()):
+    """``attempts``: (task, attempt, state, node, start, progress) tuples, all maps;
+    ``copies``: attempt ids that are speculative copies."""
     cols = np.array(attempts, dtype=float).reshape(-1, 6)
     n = len(cols)
     running = cols[:, 2] == R
@@ -26,7 +27,7 @@ def snapshot(now, attempts, free_at, node_speed=(), completed=(10.0, 12.0), n_ma
         node=cols[:, 3], start=start, first_progress_time=start, first_progress=np.zeros(n),
         progress=cols[:, 5], report_sent=sent, report_received=sent,
         bytes_processed=np.zeros(n), input_bytes=np.full(n, 1e8),
-        speculative=np.zeros(n, bool),
+        speculative=np.isin(cols[:, 1], list(copies)),
     )
     job = JobFacts(job_id="j", start=0.0, n_maps=n_maps, n_reduces=0,
                    completed_map_runtimes=np.array(completed))
@@ -235,3 +236,32 @@ def test_default_detector_is_rate_with_factor_1_75_and_params_override_it():
     assert WindowPolicy().detector_params == {"factor": 1.75}
     assert WindowPolicy(detector_params={"factor": 1.2}).detector_params == {"factor": 1.2}
     assert WindowPolicy(detector="score").detector_params == {}
+
+
+def test_tail_recopy_gives_a_late_copy_one_more_copy():
+    # t=10: task 2's first copy goes to the idle slot on node 0 (attempt 6)
+    policies = [WindowPolicy(), WindowPolicy(tail_recopy=False), HeteAwarePolicy()]
+    for policy in policies:
+        first = policy.decide(snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30]))
+        assert first.speculate_task.tolist() == [2]
+    # t=20: the original (ETD 133 s) and the copy (ETD 210 s) both run late; no task
+    # waits (the tail); slot 3 on node 1 is idle, node 1's reference (task 3) takes 40 s
+    late = [(2, 2, R, 2, 0.0, 0.15), (2, 6, R, 0, 10.0, 0.05), (3, 3, R, 1, 0.0, 0.5),
+            (4, 4, R, 0, 5.0, 0.5)]
+    snap = snapshot(20.0, late, [30, 30, 30, 20, 100, 30], copies={6})
+    out = [p.decide(snap) for p in policies]
+    assert out[0].speculate_task.tolist() == [2] and out[0].prefer_node.tolist() == [1]
+    assert len(out[1].speculate_task) == 0 and len(out[2].speculate_task) == 0
+    # never a third copy
+    third = policies[0].decide(snapshot(30.0, late[:2] + [(2, 7, R, 1, 20.0, 0.01)],
+                                        [40, 40, 40, 40, 100, 30], copies={6, 7}))
+    assert len(third.speculate_task) == 0
+
+
+def test_no_recopy_while_the_copy_has_not_reported_progress():
+    policy = WindowPolicy()
+    policy.decide(snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30]))
+    fresh = [(2, 2, R, 2, 0.0, 0.15), (2, 6, R, 0, 10.0, 0.0), (3, 3, R, 1, 0.0, 0.5),
+             (4, 4, R, 0, 5.0, 0.5)]
+    out = policy.decide(snapshot(20.0, fresh, [30, 30, 30, 20, 100, 30], copies={6}))
+    assert len(out.speculate_task) == 0
