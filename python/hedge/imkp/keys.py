@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
 from hedge.imkp.hashing import murmur3_32_array
-from hedge.imkp.sources import Source, read_full
+from hedge.imkp.sources import Source, read_into
 
 DELIMITERS = b" \t\n\r\f"
 _IS_DELIMITER = np.zeros(256, dtype=bool)
@@ -58,19 +58,25 @@ class Extractor(ABC):
         carry, line = b"", 1
         with source.open() as stream:
             while True:
-                block = read_full(stream, block_size)
-                progress(len(block))
-                if not block:
+                # One buffer per piece, filled in place and trimmed in place: a fresh
+                # read, a concatenation and a slice would each allocate (and page-fault)
+                # a block-sized buffer, a tenth of the whole cost of counting words.
+                data = bytearray(len(carry) + block_size)
+                data[:len(carry)] = carry
+                got = read_into(stream, memoryview(data)[len(carry):])
+                progress(got)
+                if not got:
                     break
-                data = carry + block
-                end = max(data.rfind(c) for c in self.cut) + 1
+                del data[len(carry) + got:]
+                end = last_boundary(data, self.cut)
                 if end == 0:  # no boundary yet (a very long token or line): keep reading
-                    carry = data
+                    carry = bytes(data)
                     continue
-                yield Piece(source.name, data[:end], line)
+                carry = bytes(data[end:])
+                del data[end:]
+                yield Piece(source.name, data, line)
                 if self.numbers_lines:  # a pass over the bytes: only for rules that use it
-                    line += data.count(b"\n", 0, end)
-                carry = data[end:]
+                    line += data.count(b"\n")
         if carry:
             yield Piece(source.name, carry, line)
 
@@ -82,6 +88,21 @@ class Extractor(ABC):
         """(distinct keys as binary, their counts, their murmur3_32) of one piece."""
         keys, counts = distinct_counts(self.keys(piece))
         return keys, counts, murmur3_32_array(keys, seed)
+
+
+def last_boundary(data: bytes, cut: bytes) -> int:
+    """Index just past the last byte of ``data`` that is in ``cut`` (0 when there is none).
+
+    Searches backwards in growing windows: an ``rfind`` of a byte that does not occur (``\f``
+    in most text) would otherwise scan the whole block once per byte of ``cut``.
+    """
+    window = 1 << 12
+    while True:
+        low = max(0, len(data) - window)
+        end = max(data.rfind(c, low) for c in cut) + 1
+        if end or low == 0:
+            return end
+        window <<= 4
 
 
 def distinct_counts(keys: pa.Array) -> tuple[pa.Array, np.ndarray]:

@@ -153,13 +153,18 @@ def _hdfs_guard(url: str, base: str) -> Iterator[None]:
                          "check the NameNode address or pass --webhdfs-url") from exc
 
 
-def read_full(stream: BinaryIO, size: int) -> bytes:
-    """Up to ``size`` bytes (fewer only at end of stream; network streams return short reads)."""
-    parts, have = [], 0
-    while have < size:
-        chunk = stream.read(size - have)
-        if not chunk:
+def read_into(stream: BinaryIO, view: memoryview) -> int:
+    """Fill ``view`` from the stream; bytes read (fewer only at end of stream)."""
+    readinto = getattr(stream, "readinto", None)
+    have = 0
+    while have < len(view):
+        if readinto is not None:
+            got = readinto(view[have:])
+        else:  # a stream without readinto (some network readers)
+            chunk = stream.read(len(view) - have)
+            got = len(chunk)
+            view[have:have + got] = chunk
+        if not got:
             break
-        parts.append(chunk)
-        have += len(chunk)
-    return b"".join(parts)
+        have += got
+    return have

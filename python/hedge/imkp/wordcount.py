@@ -146,13 +146,14 @@ def _gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     return out
 
 
-def count_words(data: bytes, seed: int = 0, source: str = "input"
+def count_words(data: bytes | bytearray, seed: int = 0, source: str = "input"
                 ) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32).
 
     ``data`` must hold no NUL byte (the caller checks; see the module docstring).
     """
     raw = np.frombuffer(data, dtype=np.uint8)
+    raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
     rows = _count_tokens(raw, seed, _DELIMITER)
     lengths = rows[:, 0] >> 32
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
