@@ -160,10 +160,9 @@ def test_snapshot_detectors_take_the_speed_noise() -> None:
     assert not detect("fresh-rate", s).any()
     # score: bar 1.2 / 1.0 x mean(10, 10, 10, 16) = 13.8 <= 16
     np.testing.assert_array_equal(detect("fresh-score", s, speed_noise=0.0), [0, 0, 0, 1])
-    # the session-1 parameters are still accepted (and no longer change anything)
-    retired = {"margin": 0.05, "caution": 0.5, "noise_evidence": 0.01, "speed_noise": 0.0}
-    for name in ("fresh-rate", "fresh-score"):
-        np.testing.assert_array_equal(detect(name, s, **retired), [0, 0, 0, 1])
+    # the session-1 rules' parameters are gone: naming one is a clear error
+    with pytest.raises(HedgeError, match="bad parameters"):
+        detect("fresh-rate", s, margin=0.05)
 
 
 def test_previous_reports_are_remembered_per_attempt() -> None:

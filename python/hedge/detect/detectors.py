@@ -149,24 +149,16 @@ def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
     return ect, a.start, a.report_sent, a.report_received, snapshot.now, known, cand, noise
 
 
-# Parameters of the session-1 fresh-* rules (caution, margins, a noise switch), replaced
-# by the sequential test; still accepted so existing callers and policy configurations
-# keep working, and ignored.
-_RETIRED = ("margin", "caution", "noise_evidence")
-
-
 def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
                 z: float = Z_CONFIDENT, z_last: float = Z_LAST,
                 scan_interval: float = SCAN_INTERVAL, speed_noise: float | None = None,
-                margin: float | None = None, caution: float | None = None,
-                noise_evidence: float | None = None) -> Mask:
+                ) -> Mask:
     """Score-based detection on normalised progress, as a sequential test
     (:func:`hedge.detect.fresh.fresh_score_rule`).
 
     ``speed_noise``: the job's :func:`hedge.estimate.runtime.speed_noise_arrays`, which
     needs each attempt's previous report (the fresh-* policies remember them); None means
-    unknown (only certain bounds are trusted). ``margin``, ``caution`` and
-    ``noise_evidence`` are accepted and ignored (see ``_RETIRED``).
+    unknown (only certain bounds are trusted).
     """
     return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, z, z_last,
                             scan_interval, borrowed_rate_spread(snapshot.attempts))
@@ -174,11 +166,10 @@ def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
 
 def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_CONFIDENT,
                z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL,
-               speed_noise: float | None = None, margin: float | None = None,
-               caution: float | None = None, noise_evidence: float | None = None) -> Mask:
+               speed_noise: float | None = None) -> Mask:
     """Rate-based detection on the heartbeat-fresh duration, as a sequential test
-    (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` and the ignored
-    arguments as in :func:`fresh_score`."""
+    (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` as in
+    :func:`fresh_score`."""
     return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, z, z_last,
                            scan_interval, borrowed_rate_spread(snapshot.attempts))
 

@@ -29,6 +29,7 @@ from typing import ClassVar
 import numpy as np
 
 from hedge.detect.detectors import DETECTORS, known_mask
+from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST
 from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect
@@ -324,27 +325,28 @@ class FreshScorePolicy(FreshPolicy):
     name = "fresh-score"
     detector = "fresh-score"
 
-    def __init__(self, gap: float = 0.2, horizon: float = 1.15, margin: float = 0.02,
-                 caution: float = 0.5, noise_evidence: float = 0.01) -> None:
+    def __init__(self, gap: float = 0.2, horizon: float = 1.2, z: float = Z_CONFIDENT,
+                 z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL) -> None:
         super().__init__()
         self.gap = gap
         self.horizon = horizon
-        self.margin = margin
-        self.caution = caution
-        self.noise_evidence = noise_evidence
+        self.z = z
+        self.z_last = z_last
+        self.scan_interval = scan_interval
 
 
 @register
 class FreshRatePolicy(FreshPolicy):
-    """Rate-based on the heartbeat-fresh estimate, cautious while speeds are noisy."""
+    """Rate-based on the heartbeat-fresh estimate, as a sequential test on noisy speeds
+    (parameters of :func:`hedge.detect.fresh.fresh_rate_rule`)."""
 
     name = "fresh-rate"
     detector = "fresh-rate"
 
-    def __init__(self, factor: float = 1.2, margin: float = 0.05, caution: float = 0.5,
-                 noise_evidence: float = 0.01) -> None:
+    def __init__(self, factor: float = 1.2, z: float = Z_CONFIDENT, z_last: float = Z_LAST,
+                 scan_interval: float = SCAN_INTERVAL) -> None:
         super().__init__()
         self.factor = factor
-        self.margin = margin
-        self.caution = caution
-        self.noise_evidence = noise_evidence
+        self.z = z
+        self.z_last = z_last
+        self.scan_interval = scan_interval
