@@ -251,7 +251,10 @@ def test_tail_recopy_gives_a_late_copy_one_more_copy():
     snap = snapshot(20.0, late, [30, 30, 30, 20, 100, 30], copies={6})
     out = [p.decide(snap) for p in policies]
     assert out[0].speculate_task.tolist() == [2] and out[0].prefer_node.tolist() == [1]
+    # the first copy (ETD 210 s) ends after the original (133 s): it is killed
+    assert out[0].kill_attempt.tolist() == [6]
     assert len(out[1].speculate_task) == 0 and len(out[2].speculate_task) == 0
+    assert len(out[1].kill_attempt) == 0 and len(out[2].kill_attempt) == 0
     # never a third copy
     third = policies[0].decide(snapshot(30.0, late[:2] + [(2, 7, R, 1, 20.0, 0.01)],
                                         [40, 40, 40, 40, 100, 30], copies={6, 7}))

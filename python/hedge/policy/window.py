@@ -39,7 +39,8 @@ At most one copy per task, except at the wave's tail (no original of the type wa
 there a task with exactly two running attempts, both with a progress estimate, whose
 earliest estimated end is still more than a fresh copy's expected run time away and whose
 original is flagged, may get a second copy (``tail_recopy``), placed by the same skyline
-rule against that earliest end. A first copy chosen on early, noisy estimates straggles as
+rule against that earliest end; the task's attempt with the latest estimated end is then
+killed (it cannot finish first by the estimate, and its slot is freed). A first copy chosen on early, noisy estimates straggles as
 often as any attempt (and its preferred node may have been taken), and one copy per task
 left such tasks stuck at the end of the job; a second copy is what hadoop's and LATE's
 "at most one speculative attempt at a time" leaves out. On the tuning seeds (synthetic
@@ -301,11 +302,30 @@ class WindowPolicy(Policy):
         ready = slot_free & trigger_gone
         go, self._pending = pend[ready], pend[~ready]
         launched = go["task"].tolist()
-        self._recopied.update(t for t in launched if t in self._copied)
+        second = [t for t in launched if t in self._copied]
+        self._recopied.update(second)
         self._copied.update(launched)
+        kills = self._slower_attempts(snap, np.asarray(second, dtype=np.int64))
         soon = self._pending["start"] <= snap.now + self.hold_ahead
         return Actions(speculate_task=go["task"], prefer_node=go["node"],
-                       reserve_slots=int(soon.sum()))
+                       reserve_slots=int(soon.sum()), kill_attempt=kills)
+
+    def _slower_attempts(self, snap: Snapshot, tasks: np.ndarray) -> np.ndarray:
+        """For each task getting its second copy, its running attempt with the latest
+        estimated end: by the estimate it cannot finish first, so it is killed to free
+        its slot (the task keeps two attempts, as with one copy)."""
+        a = snap.attempts
+        rows = np.flatnonzero(a.running & np.isin(a.task, tasks))
+        if len(tasks) == 0 or len(rows) == 0:
+            return np.empty(0, dtype=np.int64)
+        end = estimate_ect(self.estimator, a, snap.now)[rows]
+        end = np.where(np.isfinite(end), end, np.inf)
+        order = np.lexsort((-end, a.task[rows]))  # per task, latest end first
+        task = a.task[rows][order]
+        head = np.ones(len(order), dtype=bool)
+        head[1:] = task[1:] != task[:-1]
+        count = np.bincount(task)[task]
+        return a.attempt[rows][order][head & (count >= 2)].astype(np.int64)
 
     def _predict_slots(self, snap: Snapshot, w: float, ect: np.ndarray) -> np.ndarray:
         """The slots V freeing up within the window, ordered by time (step 2).
