@@ -48,3 +48,71 @@ class ScanBatch:
     # per running attempt: running attempts of its task (None: unknown; gates that need it
     # must then say "scan"). Sum 1 / task_running over rows = distinct running tasks.
     task_running: np.ndarray | None = None
+
+
+@dataclass
+class SlotView:
+    """The simulator's raw slot state at one scan, for compiled gates.
+
+    A policy may define ``needs_scan_slots(view) -> np.ndarray``: one bool per job + 1
+    (index ``job + 1``; index 0 is the empty slot), True for every due job on which
+    ``needs_scan`` over ``view.to_batch()`` has a True row (it may say True more often:
+    the same conservativeness rule). It gets the slot arrays unindexed, so a compiled
+    kernel can walk them once instead of the simulator gathering a ``ScanBatch``.
+
+    Per slot: ``job`` (-1: empty), ``task`` (row of the per-task arrays), ``start``, ``k``
+    (index of the last report sent), ``p0``/``p1`` (progress in reports ``k`` and
+    ``k - 1``), ``r0``/``r1`` (when the AM receives them; the AM holds report ``k`` once
+    ``r0 <= now``, else ``k - 1``). Per task: ``task_type``, ``task_attempts``,
+    ``task_running``. Per job x type: as in ``ScanBatch``. ``due``: bool per job + 1.
+    """
+
+    now: float
+    hw: float
+    due: np.ndarray
+    job: np.ndarray
+    task: np.ndarray
+    start: np.ndarray
+    k: np.ndarray
+    p0: np.ndarray
+    p1: np.ndarray
+    r0: np.ndarray
+    r1: np.ndarray
+    task_type: np.ndarray
+    task_attempts: np.ndarray
+    task_running: np.ndarray
+    n_tasks: np.ndarray
+    completed: np.ndarray
+    completed_mean: np.ndarray
+    completed_std: np.ndarray
+    free_slots: int | None = None
+    job_start: np.ndarray | None = None
+
+    def rows(self) -> np.ndarray:
+        """The busy slots of due jobs, ascending."""
+        return np.flatnonzero(self.due[self.job + 1])
+
+    def to_batch(self) -> ScanBatch:
+        """The ``ScanBatch`` of the due jobs' running attempts (the simulator's reference
+        gate input): the AM holds report ``k`` when ``r0 <= now``, else report ``k - 1``."""
+        rows = self.rows()
+        r0 = self.r0[rows]
+        ok = r0 <= self.now
+        start, task = self.start[rows], self.task[rows]
+        return ScanBatch(
+            now=self.now,
+            job=self.job[rows],
+            task_type=self.task_type[task],
+            start=start,
+            progress=np.where(ok, self.p0[rows], self.p1[rows]),
+            report_sent=start + (self.k[rows] - ~ok) * self.hw,
+            report_received=np.where(ok, r0, self.r1[rows]),
+            task_attempts=self.task_attempts[task],
+            task_running=self.task_running[task],
+            n_tasks=self.n_tasks,
+            completed=self.completed,
+            completed_mean=self.completed_mean,
+            completed_std=self.completed_std,
+            free_slots=self.free_slots,
+            job_start=self.job_start,
+        )

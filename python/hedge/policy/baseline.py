@@ -15,10 +15,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from hedge.estimate.runtime import legacy_arrays
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 
 
@@ -94,6 +95,7 @@ class HadoopDefault(Policy):
         self.proportion_total = proportion_total
         self.proportion_running = proportion_running
         self.retry_after_speculate = retry_after_speculate
+        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # gate cells
 
     def decide(self, snapshot: Snapshot) -> Actions:
         a = snapshot.attempts
@@ -154,6 +156,22 @@ class HadoopDefault(Policy):
             ok &= ~self._capped(batch, cell, ok)
         return ok
 
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``_hadoop_gate``): the same formulas, slack and cap, so a job is wanted
+        exactly when ``needs_scan(view.to_batch())`` has a True row of it."""
+        cells = view.completed.size
+        if self._scratch is None or len(self._scratch[0]) != cells:
+            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
+        mark, acc_run, acc_spec = self._scratch
+        return _hadoop_gate(
+            view.now, view.hw, self.slow_task_std, self.minimum_allowed, self.proportion_total,
+            self.proportion_running, view.due, view.job, view.task, view.start, view.k,
+            view.p0, view.p1, view.r0, view.r1, view.task_type, view.task_attempts,
+            view.task_running, view.n_tasks.reshape(-1), view.completed.reshape(-1),
+            view.completed_mean.reshape(-1), view.completed_std.reshape(-1), mark, acc_run,
+            acc_spec)
+
     def _capped(self, batch: ScanBatch, cell: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Per row: its (job, type) already runs ``decide``'s cap of speculations (only
         computed for the cells of ``ok`` rows, typically one or two; False elsewhere).
@@ -174,6 +192,86 @@ class HadoopDefault(Policy):
             if speculating >= cap:
                 blocked |= in_cell
         return blocked
+
+
+@njit(cache=True)
+def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job, task, start,
+                 k, p0, p1, r0, r1, task_type, attempts, running, n_tasks, completed, mean, std,
+                 mark, acc_run, acc_spec):  # pragma: no cover - compiled
+    """``HadoopDefault.needs_scan`` per due job, walking the slot arrays once.
+
+    Pass 1, per busy slot of a due job (cell ``c = 2 job + type``): the AM's report is
+    ``k`` once received (``r0 <= now``), else ``k - 1``; ``end = start + (received -
+    start) / p`` (the send time when ``p >= 1``; none when ``p <= 0``); the row is a
+    candidate when ``completed[c] > 0``, its task has one live attempt and, with
+    ``thr = mean + std_k std`` and ``slack = 1e-6 (1 + |thr|)``: ``end - start > thr -
+    slack``, ``end >= now - slack`` and ``end > now + mean - slack``. Pass 2, only for
+    cells holding a candidate: running tasks ``R = round(sum 1 / running)`` and speculating
+    ones ``P`` (same sum over rows whose task has several attempts); the cell is blocked
+    when ``P >= max(min_allowed, prop_total n_tasks[c], prop_running R)``. A job is wanted
+    when it has a candidate in an unblocked cell. ``mark``/``acc_*``: zeroed scratch per
+    cell, left zeroed.
+    """
+    n = len(job)
+    want = np.zeros(len(due), np.bool_)
+    ok = np.zeros(n, np.bool_)
+    n_ok = 0
+    for s in range(n):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if not completed[c] > 0 or attempts[t] != 1:
+            continue
+        if r0[s] <= now:
+            p, received, index = p0[s], r0[s], k[s]
+        else:
+            p, received, index = p1[s], r1[s], k[s] - 1
+        st = start[s]
+        if p >= 1.0:
+            end = st + index * hw
+        elif p > 0:
+            end = st + (received - st) / p
+        else:
+            continue
+        m = mean[c]
+        thr = m + std_k * std[c]
+        slack = 1e-6 * (1.0 + abs(thr))
+        if end - st > thr - slack and end >= now - slack and end > now + m - slack:
+            ok[s] = True
+            mark[c] = 1
+            n_ok += 1
+    if n_ok == 0:
+        return want
+    for s in range(n):  # running and speculating tasks of the candidates' cells
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if mark[c]:
+            share = 1.0 / max(running[t], 1)
+            acc_run[c] += share
+            if attempts[t] > 1:
+                acc_spec[c] += share
+    for s in range(n):
+        if not ok[s]:
+            continue
+        c = job[s] * 2 + task_type[task[s]]
+        if mark[c] == 1:  # first candidate of the cell: decide its cap
+            cap = max(float(min_allowed), prop_total * n_tasks[c],
+                      prop_running * round(acc_run[c]))
+            mark[c] = 2 if round(acc_spec[c]) >= cap else 3
+        if mark[c] == 3:
+            want[job[s] + 1] = True
+    for s in range(n):  # leave the scratch zeroed
+        if ok[s]:
+            c = job[s] * 2 + task_type[task[s]]
+            mark[c] = 0
+            acc_run[c] = 0.0
+            acc_spec[c] = 0.0
+    return want
 
 
 @register

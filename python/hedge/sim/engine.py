@@ -50,8 +50,9 @@ from hedge.model import (
     JobFacts,
     Snapshot,
 )
-from hedge.model.batch import ScanBatch
+from hedge.model.batch import SlotView
 from hedge.policy import create
+from hedge.sim import kernels
 from hedge.sim.cluster import (
     Blacklist,
     ClusterConfig,
@@ -60,7 +61,7 @@ from hedge.sim.cluster import (
     node_speeds,
 )
 from hedge.sim.energy import total_energy
-from hedge.sim.heartbeat import Latency, last_received
+from hedge.sim.heartbeat import Latency, heartbeats_numpy, last_received
 from hedge.sim.results import KILLED, NORMAL, WON, AttemptRecords, SimResult
 from hedge.traces.workload import Workload
 
@@ -146,6 +147,10 @@ class Simulator:
     no new container (a ``hedge.sim.cluster.Blacklist`` or node indices, always).
     """
 
+    # per-step work in compiled kernels (hedge.sim.kernels); False: the numpy reference
+    # code (same results bit for bit; tests compare the two)
+    compiled = True
+
     def __init__(
         self,
         workload: Workload,
@@ -183,6 +188,10 @@ class Simulator:
         self._observing = bool(getattr(probe, "speculates", True))
         # optional vectorised pre-check over all due jobs (hedge.model.batch)
         self._gate = getattr(probe, "needs_scan", None) if gates else None
+        # ... and its compiled form over the raw slot arrays (hedge.model.batch.SlotView)
+        # (only alongside needs_scan: a subclass that drops needs_scan drops both)
+        self._slot_gate = (getattr(probe, "needs_scan_slots", None)
+                           if self._gate is not None else None)
         # Policy.scan_idempotent: skip a quiet job's scans while nothing of it changed
         self._idempotent = bool(getattr(probe, "scan_idempotent", False)) and gates
 
@@ -397,42 +406,16 @@ class Simulator:
 
     def _heartbeats(self, t: float, step: float, ended: np.ndarray) -> None:
         """Record the progress carried by the reports sent in (t - step, t] (rate constant)
-        by attempts still running (not in ``ended``)."""
+        by attempts still running (not in ``ended``): one compiled call
+        (``hedge.sim.kernels.heartbeats``), or its numpy reference
+        (``hedge.sim.heartbeat.heartbeats_numpy``) when ``compiled`` is False."""
         live, hw = self.live, self.cluster.hw
-        rows = np.flatnonzero(live.nhb <= t + EPS)
-        if len(ended) and len(rows):
-            rows = rows[live.end[rows] > t + EPS]
-        if not len(rows):
+        if not self.compiled:
+            heartbeats_numpy(live, t, step, ended, hw, self._kfp, self.latency)
             return
-        start = live.start[rows]
-        k_old = live.k[rows]
-        k_new = np.floor((t - start) / hw + EPS).astype(np.int64)
-        w, r, W = live.w[rows], live.r[rows], live.W[rows]
-        b = np.maximum(live.ws[rows], live.tw[rows])
-
-        def progress_at(tau: np.ndarray, sel: slice | np.ndarray = slice(None)) -> np.ndarray:
-            done = w[sel] + r[sel] * np.maximum(tau - b[sel], 0.0)
-            return np.minimum(done / W[sel], 1.0)
-
-        sent = start + k_new * hw
-        p_new = progress_at(sent)
-        r_new = sent + self.latency(live.aid[rows], k_new)
-        # the report before the newest: the old newest one, unless the step sent several
-        p_prev, r_prev = live.p0[rows], live.r0[rows]
-        # every attempt's next report is due after t - step, so a step sends two or more
-        # reports of one attempt only when it is longer than hw
-        again = np.flatnonzero(k_new - 1 > k_old) if step > 0.5 * hw else ()
-        if len(again):
-            p_prev[again] = progress_at(sent[again] - hw, again)
-            r_prev[again] = sent[again] - hw + self.latency(live.aid[rows[again]],
-                                                            k_new[again] - 1)
-        kfp = self._kfp  # the first report with progress (the same for every attempt)
-        crossed = np.flatnonzero((k_old < kfp) & (k_new >= kfp))
-        if len(crossed):
-            live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp * hw, crossed)
-        live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
-        live.r0[rows], live.r1[rows] = r_new, r_prev
-        live.nhb[rows] = sent + hw
+        kernels.heartbeats(t, step, hw, EPS, self._kfp, self.latency.table, live.nhb,
+                           live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
+                           live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
 
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         live = self.live
@@ -576,49 +559,38 @@ class Simulator:
         return due[keep]
 
     def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
-        """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s."""
-        if len(due) == len(self._active):  # every active job: every busy slot
-            rows = np.flatnonzero(self.live.job >= 0)
+        """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s.
+
+        With ``compiled`` and a policy defining ``needs_scan_slots``, one compiled call over
+        the slot arrays; otherwise ``needs_scan`` over the gathered ``ScanBatch``.
+        """
+        self._due_mask[due + 1] = True
+        view = self._slot_view(t)
+        if self._slot_gate is not None and self.compiled:
+            want = self._slot_gate(view)[due + 1]
         else:
-            self._due_mask[due + 1] = True
-            rows = np.flatnonzero(self._due_mask[self.live.job + 1])
+            batch = view.to_batch()
+            marked = batch.job[np.asarray(self._gate(batch), dtype=bool)] + 1
             self._due_mask[due + 1] = False
-        batch = self._batch(t, rows)
-        marked = batch.job[np.asarray(self._gate(batch), dtype=bool)] + 1
-        self._due_mask[marked] = True
-        want = self._due_mask[due + 1]
-        self._due_mask[marked] = False
+            self._due_mask[marked] = True
+            want = self._due_mask[due + 1]
+            self._due_mask[marked] = False
+        self._due_mask[due + 1] = False
         wanted, skip = due[want], due[~want]  # due is sorted (jobs activate in order)
         tick = self.cluster.tick
         self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
         return wanted
 
-    def _batch(self, t: float, rows: np.ndarray) -> ScanBatch:
-        """The attempts in slots ``rows`` (every running attempt of the due jobs) as their
-        AM last heard of them, for a policy's ``needs_scan`` gate; per-job arrays cover
-        every job.
-        """
+    def _slot_view(self, t: float) -> SlotView:
+        """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
+        ``_due_mask`` (index job + 1), so mark the due jobs first."""
         live = self.live
-        r0 = live.r0[rows]
-        ok = r0 <= t
-        start, task = live.start[rows], live.task[rows]
-        return ScanBatch(
-            now=t,
-            job=live.job[rows],
-            task_type=self.t_type[task],
-            start=start,
-            progress=np.where(ok, live.p0[rows], live.p1[rows]),
-            report_sent=start + (live.k[rows] - ~ok) * self.cluster.hw,
-            report_received=np.where(ok, r0, live.r1[rows]),
-            task_attempts=self.t_att[task],
-            task_running=self.t_run[task],
-            n_tasks=self.j_ntasks,
-            completed=self.j_count,
-            completed_mean=self.j_mean,
-            completed_std=self.j_std,
-            free_slots=self._free_slots(),
-            job_start=self.j_arrival,
-        )
+        return SlotView(
+            now=t, hw=self.cluster.hw, due=self._due_mask, job=live.job, task=live.task,
+            start=live.start, k=live.k, p0=live.p0, p1=live.p1, r0=live.r0, r1=live.r1,
+            task_type=self.t_type_sentinel, task_attempts=self.t_att, task_running=self.t_run,
+            n_tasks=self.j_ntasks, completed=self.j_count, completed_mean=self.j_mean,
+            completed_std=self.j_std, free_slots=self._free_slots(), job_start=self.j_arrival)
 
     def _am_view(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""

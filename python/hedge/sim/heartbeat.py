@@ -43,6 +43,11 @@ class Latency:
         u = hash_uniform(seed, np.arange(self.TABLE), np.zeros(self.TABLE, dtype=np.int64))
         self._table = np.clip(sampler(u), 0.0, 0.999 * hw)
 
+    @property
+    def table(self) -> np.ndarray:
+        """The latency draws, indexed by ``(attempt * 40503 + k * 9973) mod TABLE``."""
+        return self._table
+
     def __call__(self, attempt: np.ndarray, k: np.ndarray) -> np.ndarray:
         index = (attempt * 40503 + k * 9973) & (self.TABLE - 1)
         return self._table[index]
@@ -76,3 +81,45 @@ def last_received(
         recv[none] = np.nan
         progress[none] = 0.0
     return index, progress, sent, recv
+
+
+_EPS = 1e-9  # the engine's grid tolerance (hedge.sim.engine.EPS)
+
+
+def heartbeats_numpy(live, t: float, step: float, ended: np.ndarray, hw: float, kfp: int,
+                     latency: Latency) -> None:
+    """Numpy reference of ``hedge.sim.kernels.heartbeats`` (same semantics, same results
+    bit for bit): record in ``live`` (the engine's slot arrays) the reports sent in
+    ``(t - step, t]`` by attempts still running (not in ``ended``)."""
+    rows = np.flatnonzero(live.nhb <= t + _EPS)
+    if len(ended) and len(rows):
+        rows = rows[live.end[rows] > t + _EPS]
+    if not len(rows):
+        return
+    start = live.start[rows]
+    k_old = live.k[rows]
+    k_new = np.floor((t - start) / hw + _EPS).astype(np.int64)
+    w, r, W = live.w[rows], live.r[rows], live.W[rows]
+    b = np.maximum(live.ws[rows], live.tw[rows])
+
+    def progress_at(tau: np.ndarray, sel: slice | np.ndarray = slice(None)) -> np.ndarray:
+        done = w[sel] + r[sel] * np.maximum(tau - b[sel], 0.0)
+        return np.minimum(done / W[sel], 1.0)
+
+    sent = start + k_new * hw
+    p_new = progress_at(sent)
+    r_new = sent + latency(live.aid[rows], k_new)
+    # the report before the newest: the old newest one, unless the step sent several
+    p_prev, r_prev = live.p0[rows], live.r0[rows]
+    # every attempt's next report is due after t - step, so a step sends two or more
+    # reports of one attempt only when it is longer than hw
+    again = np.flatnonzero(k_new - 1 > k_old) if step > 0.5 * hw else ()
+    if len(again):
+        p_prev[again] = progress_at(sent[again] - hw, again)
+        r_prev[again] = sent[again] - hw + latency(live.aid[rows[again]], k_new[again] - 1)
+    crossed = np.flatnonzero((k_old < kfp) & (k_new >= kfp))
+    if len(crossed):
+        live.fpp[rows[crossed]] = progress_at(start[crossed] + kfp * hw, crossed)
+    live.k[rows], live.p0[rows], live.p1[rows] = k_new, p_new, p_prev
+    live.r0[rows], live.r1[rows] = r_new, r_prev
+    live.nhb[rows] = sent + hw

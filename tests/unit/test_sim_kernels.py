@@ -1,0 +1,159 @@
+"""Compiled per-step kernels (hedge.sim.kernels, HadoopDefault.needs_scan_slots) against
+their numpy references: bit-identical state and results, and a gate that never clears a
+job the numpy gate wants scanned."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from hedge.model import MAP, REDUCE
+from hedge.model.batch import SlotView
+from hedge.policy import create
+from hedge.sim import kernels
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.engine import EPS, Simulator
+from hedge.sim.heartbeat import Latency, heartbeats_numpy
+from hedge.traces.synthetic import default_workload
+
+from .test_sim_invariants import CLUSTER, random_workload
+
+_FIELDS = ("nhb", "end", "start", "aid", "ws", "tw", "w", "r", "W", "k", "p0", "p1", "r0",
+           "r1", "fpp")
+
+
+def _random_live(rng: np.random.Generator, n: int, t: float, hw: float) -> SimpleNamespace:
+    """Slots as the engine keeps them just before a step ending at ``t``: some due to
+    report (some several reports late), some ended, some idle."""
+    start = t - rng.uniform(0, 60, n)
+    k = np.floor((t - rng.uniform(0.0, 3 * hw, n) - start) / hw).astype(np.int64)
+    k = np.maximum(k, 0)
+    ws = start + rng.choice([0.0, 1.0, 2.5], n)
+    tw = np.where(rng.random(n) < 0.5, start, start + rng.uniform(0, 30, n))
+    W = rng.uniform(1, 100, n)
+    live = SimpleNamespace(
+        nhb=start + (k + 1) * hw, end=t + rng.uniform(-2, 50, n), start=start,
+        aid=rng.integers(0, 10**6, n), ws=ws, tw=tw, w=rng.uniform(0, 1, n) * W * 0.5,
+        r=rng.uniform(0.2, 2.0, n), W=W, k=k, p0=rng.uniform(0, 1, n),
+        p1=rng.uniform(0, 1, n), r0=rng.uniform(0, t, n), r1=rng.uniform(0, t, n),
+        fpp=np.full(n, np.nan))
+    idle = rng.random(n) < 0.1  # empty slots: never report, never end
+    live.nhb[idle], live.end[idle] = np.inf, np.inf
+    live.start[idle] = live.ws[idle] = 1e18
+    live.W[idle] = np.inf
+    return live
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heartbeat_kernel_is_bit_identical_to_numpy(seed):
+    rng = np.random.default_rng(seed)
+    hw, t = float(rng.choice([1.0, 3.0, 6.0])), 200.0
+    latency = Latency(lambda u: 0.3 * u, hw, seed)
+    for step in (0.2, 1.0, 2 * hw, 5 * hw):  # short and long steps (several reports)
+        kfp = int(rng.integers(1, 4))
+        live = _random_live(rng, 500, t, hw)
+        ref, before = copy.deepcopy(live), copy.deepcopy(live)
+        ended = np.flatnonzero(live.end <= t + EPS)
+        heartbeats_numpy(ref, t, step, ended, hw, kfp, latency)
+        kernels.heartbeats(t, step, hw, EPS, kfp, latency.table,
+                           *(getattr(live, f) for f in _FIELDS))
+        reported = live.k != before.k
+        assert reported.sum() > 50  # the case was exercised
+        if step > 0.5 * hw:
+            assert (live.k - before.k > 1).any()  # several reports in one step
+
+
+def test_heartbeat_kernel_writes_the_hand_computed_report():
+    # one slot, started at 0, work 10 at rate 1 from t=1 (JVM start-up): at t=4 with
+    # hw=3 its report 1 is sent at 3 with progress (3 - 1) / 10 = 0.2
+    live = SimpleNamespace(
+        nhb=np.array([3.0]), end=np.array([11.0]), start=np.array([0.0]),
+        aid=np.array([7]), ws=np.array([1.0]), tw=np.array([0.0]), w=np.array([0.0]),
+        r=np.array([1.0]), W=np.array([10.0]), k=np.array([0]), p0=np.array([0.0]),
+        p1=np.array([0.0]), r0=np.array([0.1]), r1=np.array([np.nan]),
+        fpp=np.array([np.nan]))
+    table = np.full(1 << 16, 0.25)
+    kernels.heartbeats(4.0, 1.0, 3.0, EPS, 1, table, *(getattr(live, f) for f in _FIELDS))
+    assert live.k[0] == 1 and live.p0[0] == 0.2 and live.r0[0] == 3.25
+    assert live.p1[0] == 0.0 and live.r1[0] == 0.1 and live.nhb[0] == 6.0
+    assert live.fpp[0] == 0.2  # report 1 is the first with progress (kfp = 1)
+
+
+def _random_view(rng: np.random.Generator, n_slots: int, n_jobs: int) -> SlotView:
+    per_job = rng.integers(1, 12, n_jobs)
+    n_tasks = int(per_job.sum())
+    task_job = np.repeat(np.arange(n_jobs), per_job)
+    task_type = np.append(np.where(rng.random(n_tasks) < 0.7, MAP, REDUCE), MAP).astype(np.int8)
+    busy = rng.random(n_slots) < 0.8
+    # a task occupies at most a few slots (its copies)
+    task = np.where(busy, rng.integers(0, n_tasks, n_slots) // rng.choice([1, 1, 2], n_slots), n_tasks)
+    job = np.where(busy, task_job[np.minimum(task, n_tasks - 1)], -1)
+    now = 100.0
+    start = np.where(busy, rng.uniform(0, 90, n_slots), 1e18)
+    k = np.maximum(np.floor((now - start) / 3.0), 0).astype(np.int64)
+    k[~busy] = 0
+    p0 = np.where(rng.random(n_slots) < 0.05, 1.0, rng.uniform(0, 1, n_slots) ** 2)
+    p1 = np.where(rng.random(n_slots) < 0.2, 0.0, p0 * rng.uniform(0.5, 1, n_slots))
+    r0 = start + k * 3.0 + rng.uniform(0, 1.5, n_slots)
+    r1 = np.where(k > 0, start + (k - 1) * 3.0 + 0.2, np.nan)
+    # as the engine counts them: running attempts = slots holding the task; live ones
+    # add the waiting copies
+    running = np.bincount(task, minlength=n_tasks + 1)
+    attempts = running + rng.choice([0, 0, 0, 1], n_tasks + 1)
+    running[-1] = attempts[-1] = 0
+    completed = np.where(rng.random((n_jobs, 2)) < 0.7, rng.integers(0, 5, (n_jobs, 2)), 0)
+    mean = np.where(completed > 0, rng.uniform(5, 60, (n_jobs, 2)), np.nan)
+    std = np.where(completed > 0, rng.uniform(0, 20, (n_jobs, 2)), np.nan)
+    due = np.append(False, rng.random(n_jobs) < 0.7)
+    return SlotView(now=now, hw=3.0, due=due, job=job, task=task, start=start, k=k, p0=p0,
+                    p1=p1, r0=r0, r1=r1, task_type=task_type, task_attempts=attempts,
+                    task_running=running, n_tasks=rng.integers(1, 30, (n_jobs, 2)),
+                    completed=completed.astype(float), completed_mean=mean,
+                    completed_std=std, free_slots=5, job_start=np.zeros(n_jobs))
+
+
+@pytest.mark.parametrize("params", [{}, {"minimum_allowed": 1, "proportion_running": 0.0},
+                                    {"slow_task_std": 0.0}, {"minimum_allowed": 0}])
+def test_hadoop_slot_gate_equals_the_numpy_gate(params):
+    rng = np.random.default_rng(11)
+    policy = create("hadoop", **params)
+    wanted = cleared = 0
+    for _ in range(300):
+        view = _random_view(rng, int(rng.integers(1, 80)), int(rng.integers(1, 8)))
+        batch = view.to_batch()
+        ref = np.zeros(len(view.due), dtype=bool)
+        ref[batch.job[policy.needs_scan(batch)] + 1] = True
+        got = policy.needs_scan_slots(view)
+        assert got.dtype == bool and len(got) == len(view.due)
+        assert not (ref & ~got).any()  # conservative: never clears a job the reference wants
+        assert np.array_equal(got, ref)  # and in fact the same answer
+        assert not got[~view.due].any()  # only due jobs
+        wanted += int(got.any())
+        cleared += int(view.due.any() and not got.any())
+    assert wanted > 30 and cleared > 30  # both outcomes exercised
+    mark, acc_run, acc_spec = policy._scratch
+    assert not mark.any() and not acc_run.any() and not acc_spec.any()  # scratch left zeroed
+
+
+def _fingerprint(result) -> tuple:
+    a = result.attempts
+    return tuple(np.ascontiguousarray(x).tobytes() for x in (
+        a.start, a.end, a.node, a.task, a.outcome, a.copy, result.finish, result.detected)) + (
+        result.scans,)
+
+
+@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri"])
+def test_compiled_and_numpy_runs_are_bit_identical(policy, monkeypatch):
+    runs = [(random_workload(3 + seed), CLUSTER, seed) for seed in (1, 2)]
+    runs.append((default_workload(1, n_jobs=15),
+                 ClusterConfig(nodes=20, slots=2, scheduler="fair", straggler_ratio=0.1,
+                               hw=6.0, latency="exp:0.4", startup=1.0), 5))
+    for workload, cluster, seed in runs:
+        compiled = Simulator(workload, cluster, policy, seed=seed).run()
+        monkeypatch.setattr(Simulator, "compiled", False)
+        reference = Simulator(workload, cluster, policy, seed=seed).run()
+        monkeypatch.setattr(Simulator, "compiled", True)
+        assert _fingerprint(compiled) == _fingerprint(reference)
