@@ -145,7 +145,7 @@ def _fingerprint(result) -> tuple:
         result.scans,)
 
 
-@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri"])
+@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri", "none", "dolly"])
 def test_compiled_and_numpy_runs_are_bit_identical(policy, monkeypatch):
     runs = [(random_workload(3 + seed), CLUSTER, seed) for seed in (1, 2)]
     runs.append((default_workload(1, n_jobs=15),

@@ -428,6 +428,9 @@ class Simulator:
             uniq, win_rows, win_end = task[first], rows[first], ends[first]
         else:
             uniq, win_rows, win_end = live.task[rows], rows, ends
+        if self.compiled:
+            self._complete_compiled(t, uniq, win_rows, win_end)
+            return
         self.t_done[uniq] = True
         self.t_finish[uniq] = win_end
         self.t_runtime[uniq] = win_end - live.start[win_rows]
@@ -461,6 +464,27 @@ class Simulator:
             self._jobs_left -= len(finished)
         woken = jobs[self.j_wake[jobs]]
         self.j_next_scan[woken] = np.minimum(self.j_next_scan[woken], t)
+
+    def _complete_compiled(self, t: float, uniq: np.ndarray, win_rows: np.ndarray,
+                           win_end: np.ndarray) -> None:
+        """The rest of ``_complete`` in one compiled call (``hedge.sim.kernels.complete``;
+        bit-identical to the numpy code that follows the choice of winners)."""
+        live = self.live
+        self._rates_dirty = True  # slots are released
+        waiting, finished = kernels.complete(
+            t, win_rows, uniq, win_end, self._gate is not None, live.idle_task, _IDLE_START,
+            _DONE, _KILLED, self.t_done, self.t_finish, self.t_runtime, self.t_job,
+            self.t_type, self.t_att, self.t_run, self.a_end, self.a_state, self.slot_busy,
+            self.slot_node, self.busy_n, live.aid, live.task, live.job, live.start, live.ws,
+            live.W, live.w, live.k, live.nhb, live.end, self.j_changed,
+            self.j_count.reshape(-1), self.j_sum.reshape(-1), self.j_sumsq.reshape(-1),
+            self.j_mean.reshape(-1), self.j_std.reshape(-1), self.j_left, self.j_last,
+            self.j_maps_left, self.j_nred, self.j_off, self.j_nmaps, self.j_end,
+            self.j_next, self.j_finish, self.j_wake, self.j_next_scan)
+        self._waiting += waiting
+        if finished:
+            self._active = self._active[self.j_left[self._active] > 0]
+            self._jobs_left -= finished
 
     def _job_stats(self, jobs: np.ndarray, types: np.ndarray, runtime: np.ndarray) -> None:
         """Running count, mean and std of completed run times per (job, type), for gates."""

@@ -75,3 +75,127 @@ def heartbeats(t: float, step: float, hw: float, eps: float, kfp: int, table: np
         r0[s] = r_new
         r1[s] = r_prev
         nhb[s] = sent + hw
+
+
+@njit(cache=True)
+def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.ndarray,
+             gate: bool, idle_task: int, idle_start: float, done_state: int,
+             killed_state: int,
+             # per task
+             t_done: np.ndarray, t_finish: np.ndarray, t_runtime: np.ndarray,
+             t_job: np.ndarray, t_type: np.ndarray, t_att: np.ndarray, t_run: np.ndarray,
+             # per attempt
+             a_end: np.ndarray, a_state: np.ndarray,
+             # per slot
+             slot_busy: np.ndarray, slot_node: np.ndarray, busy_n: np.ndarray,
+             aid: np.ndarray, task: np.ndarray, job: np.ndarray, start: np.ndarray,
+             ws: np.ndarray, W: np.ndarray, w: np.ndarray, k: np.ndarray, nhb: np.ndarray,
+             end: np.ndarray,
+             # per job (per job x type for the run-time statistics)
+             j_changed: np.ndarray, j_count: np.ndarray, j_sum: np.ndarray,
+             j_sumsq: np.ndarray, j_mean: np.ndarray, j_std: np.ndarray,
+             j_left: np.ndarray, j_last: np.ndarray, j_maps_left: np.ndarray,
+             j_nred: np.ndarray, j_off: np.ndarray, j_nmaps: np.ndarray, j_end: np.ndarray,
+             j_next: np.ndarray, j_finish: np.ndarray, j_wake: np.ndarray,
+             j_next_scan: np.ndarray) -> tuple[int, int]:
+    """Tasks ``win_task`` (ascending, distinct) are won by the attempts in slots
+    ``win_rows`` ending at ``win_end``: the engine's ``_complete`` after its choice of
+    winners, in one compiled call. Returns ``(change in waiting tasks, jobs finished)``.
+
+    In order, as the numpy code: mark the tasks done (finish, run time ``end - start``);
+    every attempt of a done task is killed at its task's finish (the winners then DONE);
+    their slots are released; per task in ``win_task`` order, the job's run-time sums
+    (``count, sum, sum of squares``; then ``mean = sum / count``, ``std = sqrt(max(sumsq /
+    count - mean^2, 0))``), tasks left, last end (``max``), maps left; jobs whose last map
+    ended open their reduces; jobs with no task left finish at their last end; jobs
+    waiting for a completion are due at ``t``.
+    """
+    n = len(win_rows)
+    for i in range(n):
+        tk = win_task[i]
+        t_done[tk] = True
+        t_finish[tk] = win_end[i]
+        t_runtime[tk] = win_end[i] - start[win_rows[i]]
+    n_slots = len(aid)
+    gone = np.empty(n_slots, np.int64)
+    n_gone = 0
+    few = n <= 8  # compare with the few winners (sequential reads) rather than t_done
+    for s in range(n_slots):
+        tk = task[s]
+        if few:
+            hit = False
+            for i in range(n):
+                if tk == win_task[i]:
+                    hit = True
+            if not hit:
+                continue
+        elif not t_done[tk]:
+            continue
+        if t_done[tk]:
+            gone[n_gone] = s
+            n_gone += 1
+            a_end[aid[s]] = t_finish[task[s]]
+            a_state[aid[s]] = killed_state
+    for i in range(n):
+        a_state[aid[win_rows[i]]] = done_state
+    for g in range(n_gone):  # release the slots
+        s = gone[g]
+        slot_busy[s] = False
+        busy_n[slot_node[s]] -= 1
+        t_att[task[s]] -= 1
+        j_changed[job[s] + 1] = True
+        if gate:
+            t_run[task[s]] -= 1
+        aid[s] = -1
+        task[s] = idle_task
+        job[s] = -1
+        start[s] = idle_start
+        ws[s] = idle_start
+        W[s] = np.inf
+        w[s] = 0.0
+        k[s] = 0
+        nhb[s] = np.inf
+        end[s] = np.inf
+    for i in range(n):
+        tk = win_task[i]
+        j = t_job[tk]
+        j_changed[j + 1] = True
+        if gate:
+            c = j * 2 + t_type[tk]
+            rt = t_runtime[tk]
+            j_count[c] += 1.0
+            j_sum[c] += rt
+            j_sumsq[c] += rt * rt
+        j_left[j] -= 1
+        if not (j_last[j] >= win_end[i]) and not math.isnan(j_last[j]):  # np.maximum
+            j_last[j] = win_end[i]
+        if t_type[tk] == 0:
+            j_maps_left[j] -= 1
+    waiting = 0
+    finished = 0
+    for i in range(n):
+        tk = win_task[i]
+        j = t_job[tk]
+        if gate:
+            c = j * 2 + t_type[tk]
+            mean = j_sum[c] / j_count[c]
+            j_mean[c] = mean
+            var = j_sumsq[c] / j_count[c] - mean * mean
+            if var < 0.0:  # np.maximum(var, 0.0)
+                var = 0.0
+            j_std[c] = math.sqrt(var)
+        full = j_off[j] + j_nmaps[j] + j_nred[j]
+        if t_type[tk] == 0 and j_maps_left[j] == 0 and j_nred[j] > 0 and j_end[j] != full:
+            j_end[j] = full  # the reduces become runnable (once per job)
+            waiting += j_nred[j]
+    for i in range(n):
+        j = t_job[win_task[i]]
+        if j_left[j] == 0 and math.isnan(j_finish[j]):
+            waiting -= j_end[j] - j_next[j]
+            j_finish[j] = j_last[j]
+            finished += 1
+    for i in range(n):
+        j = t_job[win_task[i]]
+        if j_wake[j] and not (j_next_scan[j] <= t) and not math.isnan(j_next_scan[j]):
+            j_next_scan[j] = t  # np.minimum
+    return waiting, finished
