@@ -222,7 +222,7 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
             continue
         t = task[s]
         c = j * 2 + task_type[t]
-        if not completed[c] > 0 or attempts[t] != 1:
+        if not completed[c] > 0:
             continue
         if r0[s] <= now:
             p, received, index = p0[s], r0[s], k[s]
@@ -238,7 +238,9 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
         m = mean[c]
         thr = m + std_k * std[c]
         slack = 1e-6 * (1.0 + abs(thr))
-        if end - st > thr - slack and end >= now - slack and end > now + m - slack:
+        # the task's live attempts last: a random read into a large per-task array
+        if end - st > thr - slack and end >= now - slack and end > now + m - slack \
+                and attempts[t] == 1:
             ok[s] = True
             mark[c] = 1
             n_ok += 1

@@ -318,6 +318,7 @@ class Simulator:
         self.scans = 0
         self._copy_rng = np.random.default_rng([self.seed, 1])
         self._factor_pool = self.t_factor if n else np.ones(1)
+        self._view: SlotView | None = None  # the gates' view of the slots (_gated)
 
     def _deadlines(self, sizes: np.ndarray) -> np.ndarray:
         nj = len(sizes)
@@ -589,7 +590,10 @@ class Simulator:
         the slot arrays; otherwise ``needs_scan`` over the gathered ``ScanBatch``.
         """
         self._due_mask[due + 1] = True
-        view = self._slot_view(t)
+        view = self._view
+        if view is None:  # the arrays it holds are never reassigned during a run
+            view = self._view = self._slot_view(t)
+        view.now, view.free_slots = t, self._free_slots()
         if self._slot_gate is not None and self.compiled:
             want = self._slot_gate(view)[due + 1]
         else:
@@ -1012,6 +1016,11 @@ class Simulator:
             return  # rates depend only on loads and degradation: unchanged
         self._rates_dirty = False
         live = self.live
+        if self.compiled:
+            kernels.update_rates(t, self._degr, self._stretch, self.busy_n, self.slot_speed,
+                                 self.slot_node, live.tw, live.ws, live.w, live.r, live.W,
+                                 live.end)
+            return
         node_factor = self._degr * self._stretch[self.busy_n]
         rate = self.slot_speed / node_factor[self.slot_node]
         changed = np.flatnonzero(rate != live.r)

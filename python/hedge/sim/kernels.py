@@ -199,3 +199,31 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
         if j_wake[j] and not (j_next_scan[j] <= t) and not math.isnan(j_next_scan[j]):
             j_next_scan[j] = t  # np.minimum
     return waiting, finished
+
+
+@njit(cache=True)
+def update_rates(t: float, degr: np.ndarray, stretch: np.ndarray, busy_n: np.ndarray,
+                 slot_speed: np.ndarray, slot_node: np.ndarray, tw: np.ndarray,
+                 ws: np.ndarray, w: np.ndarray, r: np.ndarray, W: np.ndarray,
+                 end: np.ndarray) -> None:
+    """``r = speed / (degradation * stretch(busy slots))`` per slot; a slot whose rate
+    changes banks its work ``w += r max(t - b, 0)`` (``b = max(tw, ws)``), restarts its
+    clock (``tw = t``) and gets ``end = max(b, t) + (W - w) / r``. In place, as the
+    engine's numpy ``_update_rates``."""
+    nodes = len(busy_n)
+    factor = np.empty(nodes)
+    for i in range(nodes):
+        factor[i] = degr[i] * stretch[busy_n[i]]
+    for s in range(len(slot_speed)):
+        rate = slot_speed[s] / factor[slot_node[s]]
+        if rate == r[s]:  # unchanged (NaN counts as changed, as numpy's !=)
+            continue
+        b = tw[s] if tw[s] >= ws[s] or math.isnan(tw[s]) else ws[s]  # np.maximum(tw, ws)
+        x = t - b
+        if x < 0.0:
+            x = 0.0
+        w[s] += r[s] * x
+        tw[s] = t
+        r[s] = rate
+        e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
+        end[s] = e + (W[s] - w[s]) / rate
