@@ -19,7 +19,13 @@ inside the step. At each visited grid time ``t``, in order:
 
 A policy may define a vectorised ``needs_scan`` gate (``hedge.model.batch``): due jobs it
 clears are not given a snapshot at that scan (results are bit-identical with ``gates=False``;
-tests prove it per gated policy). ``blacklist`` nodes get no new container while listed.
+tests prove it per gated policy), and a compiled form of it over the raw slot arrays
+(``needs_scan_slots``, ``SlotView``). ``blacklist`` nodes get no new container while listed.
+
+The per-step work over all slots (heartbeats, completions, rate updates) runs in compiled
+kernels (``hedge.sim.kernels``): a step costs one call each instead of dozens of small
+numpy calls. ``Simulator.compiled = False`` runs the numpy code they replace (kept as the
+reference; results are bit-identical, tests compare whole runs).
 
 An attempt's work is its task's duration x straggler factor (copies draw a fresh factor),
 plus remote-input time ``input_bytes / bandwidth`` when placed away from the input's node
