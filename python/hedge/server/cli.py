@@ -22,6 +22,29 @@ from hedge.server.settings import (
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
+def _check_cluster(config) -> str:
+    """The ``[cluster]`` line of ``--check``: settings and one probe of the ResourceManager.
+
+    An unreachable RM is a warning, not an error: the server runs without utilisation (the
+    adaptive rule's resource term then counts as 0) until the RM answers.
+    """
+    if not config.resourcemanager:
+        return "cluster utilisation: off (no [cluster] resourcemanager)"
+    from hedge.server.utilisation import UtilisationPoller
+
+    poller = UtilisationPoller(config.resourcemanager, config.rm_poll_interval,
+                               config.rm_max_age)
+    head = (f"cluster utilisation: {poller.url} every {config.rm_poll_interval:g} s, "
+            f"max age {config.rm_max_age:g} s")
+    try:
+        record = poller.fetch()
+    except HedgeError as exc:
+        click.echo(f"hedge: warning: resourcemanager not answering now: {exc}", err=True)
+        return f"{head}: not reachable now (the server starts anyway)"
+    return (f"{head}: {record.running} RUNNING node(s), {record.measured} of them "
+            "with measured utilisation (others: allocation)")
+
+
 @click.command("serve")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Settings file (conf/hedge.ini format).")
@@ -60,6 +83,7 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
         click.echo(f"config OK: py4j {config.host}:{config.port}, data port "
                    f"{config.data_port or 'any'}, policy {config.policy} "
                    f"{config.policy_params or ''}".rstrip())
+        click.echo(_check_cluster(config))
         return
     logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
     # py4j logs every connection at INFO; keep the log about hedge's own events

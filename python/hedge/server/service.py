@@ -32,6 +32,7 @@ from hedge.policy import available
 from hedge.server import wire
 from hedge.server.metrics import Metrics
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
+from hedge.server.utilisation import UtilisationPoller
 
 log = logging.getLogger("hedge.server")
 
@@ -50,14 +51,22 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     metrics_interval: float = 60.0
     nodes_status: str = ""  # JSON status of `hedge nodes watch` (node levels, blacklist)
+    # ResourceManager web address (http://rm:8088) polled for node utilisation; "" = off
+    resourcemanager: str = ""
+    rm_poll_interval: float = 10.0  # seconds between polls
+    rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
 
 
 class ClusterView:
     """Cluster facts for a session's nodes: slots as the AM reports them, node levels and
-    the blacklist from the node analyzer's status file when one is configured."""
+    the blacklist from the node analyzer's status file when one is configured, and per-node
+    CPU/memory utilisation from the ResourceManager's last good poll when one is configured
+    (:mod:`hedge.server.utilisation`; read without waiting, empty when unknown or stale)."""
 
-    def __init__(self, nodes_status: str = "") -> None:
+    def __init__(self, nodes_status: str = "", utilisation: UtilisationPoller | None = None,
+                 ) -> None:
         self._view = None
+        self.utilisation = utilisation
         if nodes_status:
             from hedge.nodes.view import NodeView
             self._view = NodeView.from_status(nodes_status)
@@ -67,6 +76,8 @@ class ClusterView:
         if self._view is not None:
             self._view.refresh()
             fields = self._view.cluster_fields(nodes)
+        if self.utilisation is not None:
+            fields.update(self.utilisation.fields(nodes))
         return ClusterFacts(total_slots=max(total_slots, 0), free_slots=max(free_slots, 0),
                             **fields)
 
@@ -180,7 +191,12 @@ class ControlPlaneService:
                              "holds the shared secret)")
         self.config = config
         self.metrics = Metrics()
-        self.sessions = SessionRegistry(config.limits, ClusterView(config.nodes_status))
+        self.utilisation = None
+        if config.resourcemanager:
+            self.utilisation = UtilisationPoller(config.resourcemanager,
+                                                 config.rm_poll_interval, config.rm_max_age)
+        self.sessions = SessionRegistry(config.limits,
+                                        ClusterView(config.nodes_status, self.utilisation))
         self._gateway = None
         self._data: _DataServer | None = None
         self._stop = threading.Event()
@@ -305,6 +321,8 @@ class ControlPlaneService:
             python_server_entry_point=EntryPoint(self),
         )
         self._spawn(self._housekeeping, "hedge-metrics")
+        if self.utilisation is not None:
+            self.utilisation.start()  # its own thread: a scan never waits for the RM
         # Everything imported so far lives for the whole process: keep it out of the cyclic
         # collector's scans, which otherwise add multi-millisecond pauses to random decisions.
         gc.freeze()
@@ -328,6 +346,8 @@ class ControlPlaneService:
     def stop(self) -> None:
         self._stop.set()
         gc.enable()
+        if self.utilisation is not None:
+            self.utilisation.stop()
         if self._data is not None:
             self._data.shutdown()
             self._data.server_close()

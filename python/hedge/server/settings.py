@@ -9,6 +9,11 @@
     metrics_interval = 60          # seconds between hedge.metrics log lines
     nodes_status =                 # JSON status written by `hedge nodes watch` (optional)
 
+    [cluster]
+    resourcemanager =              # RM web address (http://rm:8088) polled for node utilisation
+    poll_interval = 10             # seconds between polls (1..3600)
+    max_age = 60                   # seconds a poll stays valid (poll_interval..86400)
+
     [limits]
     max_sessions = 1000
     max_rows = 200000
@@ -29,6 +34,7 @@ import os
 import stat
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from hedge.errors import HedgeError
 from hedge.policy import available
@@ -82,6 +88,58 @@ def _number(parser: configparser.ConfigParser, file: Path, section: str, key: st
     return value
 
 
+_CLUSTER_KEYS = {"resourcemanager", "poll_interval", "max_age"}
+
+
+def _in_range(parser: configparser.ConfigParser, file: Path, section: str, key: str,
+              default: float, low: float, high: float) -> float:
+    """A float key in [low, high] (default when absent or empty)."""
+    text = parser.get(section, key, fallback="").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected seconds in "
+                         f"[{low:g}, {high:g}]")
+    return value
+
+
+def parse_resourcemanager(text: str, where: str = "resourcemanager") -> str:
+    """``http(s)://host[:port]`` (no path, query or credentials) -> the same, normalised."""
+    text = text.strip().rstrip("/")
+    try:
+        parts = urlsplit(text)
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        parts, port_ok = None, False
+    if (parts is None or not port_ok or parts.scheme not in ("http", "https")
+            or not parts.hostname or parts.path or parts.query or parts.username):
+        raise HedgeError(f"{where} = {text!r}: expected the ResourceManager web address, "
+                         "http://host:port (e.g. http://rm:8088), or empty for off")
+    return text
+
+
+def _cluster_settings(parser: configparser.ConfigParser, file: Path,
+                      config: ServerConfig) -> ServerConfig:
+    """The ``[cluster]`` section: ResourceManager polling for node utilisation."""
+    if not parser.has_section("cluster"):
+        return config
+    unknown = set(parser["cluster"]) - _CLUSTER_KEYS
+    if unknown:
+        raise HedgeError(f"{file}: [cluster] unknown key(s) {sorted(unknown)}, expected "
+                         f"{sorted(_CLUSTER_KEYS)}")
+    rm = parser["cluster"].get("resourcemanager", "").strip()
+    if rm:
+        rm = parse_resourcemanager(rm, f"{file}: [cluster] resourcemanager")
+    interval = _in_range(parser, file, "cluster", "poll_interval", 10.0, 1.0, 3600.0)
+    max_age = _in_range(parser, file, "cluster", "max_age", max(60.0, interval), interval,
+                        86400.0)
+    return replace(config, resourcemanager=rm, rm_poll_interval=interval, rm_max_age=max_age)
+
+
 def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     """(config without the token, token file path) from a settings file (None: defaults)."""
     config = ServerConfig()
@@ -97,9 +155,10 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     except configparser.Error as exc:
         raise HedgeError(f"{file}: not a valid settings file: {exc.message}") from None
     for section in parser.sections():
-        if section not in ("server", "limits") and not section.startswith("policy."):
+        if section not in ("server", "limits", "cluster") \
+                and not section.startswith("policy."):
             raise HedgeError(f"{file}: unknown section [{section}], expected [server], "
-                             "[limits] or [policy.<name>]")
+                             "[limits], [cluster] or [policy.<name>]")
     server = parser["server"] if parser.has_section("server") else {}
     unknown = set(server) - _SERVER_KEYS
     if unknown:
@@ -129,6 +188,7 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
         nodes_status=server.get("nodes_status", "").strip(),
         limits=limits,
     )
+    config = _cluster_settings(parser, file, config)
     section = f"policy.{config.policy}"
     if parser.has_section(section):
         config = replace(config, policy_params=dict(parser[section]))
