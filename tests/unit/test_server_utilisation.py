@@ -318,3 +318,25 @@ def test_serve_check_reports_the_cluster_section(tmp_path: Path, rm, capsys) -> 
     captured = capsys.readouterr()
     assert "not reachable now" in captured.out
     assert "warning: resourcemanager not answering now" in captured.err
+
+
+def test_remembered_lookups_follow_each_new_poll(rm) -> None:
+    poller = UtilisationPoller(rm.url, clock=Clock())
+    poller.poll_once()
+    names = ["h1", "h2"]
+    first = poller.fields(list(names))
+    assert first["mem_util"].tolist() == [0.25, 0.75]
+    assert not first["mem_util"].flags.writeable  # shared between scans: read-only
+    first.clear()
+    assert poller.fields(list(names))["mem_util"].tolist() == [0.25, 0.75]
+    # h1 fills up, h2 empties; the remembered lookup is redone with the new poll
+    rm.answer({"nodes": {"node": [node("h1", used_mb=8192, avail_mb=0, used_vc=8, avail_vc=0),
+                                  node("h2", used_mb=0, avail_mb=8192)]}})
+    poller.poll_once()
+    assert poller.fields(list(names))["mem_util"].tolist() == [1.0, 0.0]
+    assert poller.fields(["h2"])["cpu_util"].tolist() == [0.0]
+    assert len(poller._memo[1]) == 2
+    poller.poll_once()  # lists not scanned during a whole interval are forgotten after it
+    poller.fields(["h2"])
+    poller.poll_once()
+    assert list(poller._memo[1]) == [("h2",)]

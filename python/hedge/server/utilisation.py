@@ -49,6 +49,7 @@ from hedge.errors import HedgeError
 log = logging.getLogger("hedge.server")
 
 NODES_PATH = "/ws/v1/cluster/nodes"
+_MEMO_LIMIT = 4096  # node lists remembered per poll (one per live session, normally)
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,17 @@ def parse_nodes(doc: object, fetched_at: float, where: str = NODES_PATH) -> Util
                        running=running, measured=measured, fetched_at=fetched_at)
 
 
+def _aligned(record: Utilisation, nodes: Sequence[str]) -> dict[str, np.ndarray]:
+    """ClusterFacts fields for ``nodes`` from one record; an all-unknown array is left out."""
+    cpu, mem = record.lookup(nodes)
+    out = {}
+    for name, values in (("cpu_util", cpu), ("mem_util", mem)):
+        if not np.isnan(values).all():
+            values.flags.writeable = False  # shared by the scans until the next poll
+            out[name] = values
+    return out
+
+
 class UtilisationPoller:
     """Polls the RM every ``poll_interval`` s; :meth:`fields` serves the last good poll.
 
@@ -153,6 +165,8 @@ class UtilisationPoller:
         self.timeout = min(3.0, poll_interval) if timeout is None else timeout
         self.clock = clock
         self.record: Utilisation | None = None  # replaced whole, never mutated
+        # per-record lookups by session node list: a scan does a dict hit, not a string search
+        self._memo: tuple[Utilisation | None, dict[tuple[str, ...], list]] = (None, {})
         self._down_since: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -183,7 +197,7 @@ class UtilisationPoller:
                             "max_age=%.0fs; logged once per outage)", self.url, str(exc),
                             self.max_age)
             return False
-        self.record = record
+        self.publish(record)
         if self._down_since is not None:
             log.info("event=rm_recovered url=%s nodes=%d measured=%d down_s=%.0f", self.url,
                      record.running, record.measured, self.clock() - self._down_since)
@@ -199,12 +213,26 @@ class UtilisationPoller:
         record = self.record  # one read: the poller may swap it concurrently
         if record is None or self.clock() - record.fetched_at > self.max_age:
             return {}
-        cpu, mem = record.lookup(nodes)
-        out = {}
-        for name, values in (("cpu_util", cpu), ("mem_util", mem)):
-            if not np.isnan(values).all():
-                out[name] = values
-        return out
+        table, memo = self._memo
+        if table is not record or len(memo) > _MEMO_LIMIT:  # a poll is being published now
+            return _aligned(record, nodes)
+        # Keyed by the node names themselves: a session passes a new list at every scan, but
+        # its names rarely change, and hashing a tuple of str (hashes cached) is a C loop.
+        key = tuple(nodes)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = [_aligned(record, key), True]
+        hit[1] = True
+        return dict(hit[0])
+
+    def publish(self, record: Utilisation) -> None:
+        """Make ``record`` the current poll. The node lists scanned since the previous poll
+        are looked up here (in the poller's thread), so the next scans are dict hits; lists
+        no scan asked for during a whole interval (ended sessions) are forgotten."""
+        fresh = {key: [_aligned(record, key), False]
+                 for key, (_, used) in list(self._memo[1].items()) if used}
+        self._memo = (record, fresh)
+        self.record = record
 
     # --- background thread ----------------------------------------------------------------
     def start(self) -> None:
