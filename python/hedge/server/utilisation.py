@@ -194,8 +194,8 @@ class UtilisationPoller:
             if self._down_since is None:
                 self._down_since = self.clock()
                 log.warning("event=rm_unreachable url=%s reason=%r (utilisation unknown after "
-                            "max_age=%.0fs; logged once per outage)", self.url, str(exc),
-                            self.max_age)
+                            "max_age=%.0fs; logged once per outage)", self.url,
+                            str(exc).removeprefix(f"{self.url}: "), self.max_age)
             return False
         self.publish(record)
         if self._down_since is not None:
@@ -236,6 +236,8 @@ class UtilisationPoller:
 
     # --- background thread ----------------------------------------------------------------
     def start(self) -> None:
+        log.info("event=rm_polling url=%s interval_s=%g max_age_s=%g timeout_s=%g", self.url,
+                 self.poll_interval, self.max_age, self.timeout)
         self._thread = threading.Thread(target=self._run, name="hedge-rm-poller", daemon=True)
         self._thread.start()
 
