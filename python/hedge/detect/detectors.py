@@ -116,10 +116,14 @@ def adaptive_factor(
     memory_standard: float = 0.6,
     cpu_standard: float = 0.6,
     resource_weight: float = 0.5,
+    ect: np.ndarray | None = None,
+    known: Mask | None = None,
 ) -> float:
-    """Th for this scan (NaN when no attempt has an estimate yet)."""
-    known = known_mask(snapshot)
-    ects = _job_relative_ect(snapshot, estimator)[known]
+    """Th for this scan (NaN when no attempt has an estimate yet). ``ect`` (job-relative,
+    per attempt) and ``known`` may be passed when the caller already computed them."""
+    known = known_mask(snapshot) if known is None else known
+    ect = _job_relative_ect(snapshot, estimator) if ect is None else ect
+    ects = ect[known]
     if not np.isfinite(ects).any():
         return float("nan")
     deadline = snapshot.job.deadline
@@ -134,11 +138,11 @@ def adaptive_factor(
 def adaptive(snapshot: Snapshot, **params: float | str) -> Mask:
     """Dynamic threshold: ECT_i > Th x mean ECT (parameters of :func:`adaptive_factor`)."""
     known, cand = _rule_inputs(snapshot)
-    th = adaptive_factor(snapshot, **params)  # type: ignore[arg-type]
+    ect = _job_relative_ect(snapshot, str(params.get("estimator", "rate")))
+    th = adaptive_factor(snapshot, **params, ect=ect, known=known)  # type: ignore[arg-type]
     if not np.isfinite(th):
         return np.zeros(len(snapshot.attempts), dtype=bool)
-    estimator = str(params.get("estimator", "rate"))
-    return ratio_rule(_job_relative_ect(snapshot, estimator), known, cand, th, strict=True)
+    return ratio_rule(ect, known, cand, th, strict=True)
 
 
 def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
