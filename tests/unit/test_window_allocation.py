@@ -142,12 +142,13 @@ def greedy_reference(p: AllocationProblem) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_blocked_float32_allocation_matches_the_reference_greedy(seed):
+def random_problem(seed: int, n: int, m: int, local_per_straggler: int,
+                   nodes: bool = False) -> AllocationProblem:
+    """n stragglers, m slots, random powers and times; each straggler's input is local on
+    ``local_per_straggler`` slots; with ``nodes``, stragglers and slots on 5 nodes."""
     rng = np.random.default_rng(seed)
-    n, m = 40, 30
-    local = [rng.choice(m, 2, replace=False) for _ in range(n)]
-    p = AllocationProblem(
+    local = [rng.choice(m, local_per_straggler, replace=False) for _ in range(n)]
+    return AllocationProblem(
         criticalness=np.sort(rng.uniform(20, 200, n))[::-1],
         end=rng.uniform(20, 200, n),
         straggler_power=rng.uniform(10, 20, n),
@@ -157,9 +158,16 @@ def test_blocked_float32_allocation_matches_the_reference_greedy(seed):
         base_runtime=rng.uniform(10, 60, m),
         last_local=rng.random(m) < 0.5,
         local_saving=rng.uniform(0, 5, m),
-        local_ptr=np.arange(0, 2 * n + 1, 2),
+        local_ptr=np.arange(0, local_per_straggler * n + 1, local_per_straggler),
         local_slot=np.concatenate(local),
+        straggler_node=rng.integers(0, 5, n) if nodes else None,
+        slot_node=rng.integers(0, 5, m) if nodes else None,
     )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_blocked_float32_allocation_matches_the_reference_greedy(seed):
+    p = random_problem(seed, n=40, m=30, local_per_straggler=2)
     r = allocate(p, reschedule=False, block=7)
     assert r.slot.tolist() == greedy_reference(p)
     placed = r.slot[r.placed]
@@ -190,24 +198,7 @@ def test_a_copy_never_goes_to_its_stragglers_node():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_compiled_block_scores_are_bit_identical_to_numpy(seed):
-    rng = np.random.default_rng(seed)
-    n, m = 9, 50
-    local = [rng.choice(m, 3, replace=False) for _ in range(n)]
-    p = AllocationProblem(
-        criticalness=np.sort(rng.uniform(20, 200, n))[::-1],
-        end=rng.uniform(20, 200, n),
-        straggler_power=rng.uniform(10, 20, n),
-        remote_penalty=rng.uniform(0, 5, n),
-        slot_start=np.sort(rng.uniform(0, 10, m)),
-        slot_power=rng.uniform(10, 20, m),
-        base_runtime=rng.uniform(10, 60, m),
-        last_local=rng.random(m) < 0.5,
-        local_saving=rng.uniform(0, 5, m),
-        local_ptr=np.arange(0, 3 * n + 1, 3),
-        local_slot=np.concatenate(local),
-        straggler_node=rng.integers(0, 5, n) if seed % 2 else None,
-        slot_node=rng.integers(0, 5, m) if seed % 2 else None,
-    )
+    p = random_problem(seed, n=9, m=50, local_per_straggler=3, nodes=seed % 2 == 1)
     scorer = _BlockScorer(p, 4)
     fails = []
     for rows in (np.arange(0, 4), np.arange(4, 8), np.arange(8, 9)):
