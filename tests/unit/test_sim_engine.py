@@ -41,20 +41,34 @@ class _CopySlowest(Policy):
         return Actions(speculate_task=[t for t in running.tolist() if t in single])
 
 
-@register
-class _ResumeRunning(Policy):
-    """Test policy: once a task completed, resume every other running task once."""
-
-    name = "test-resume-running"
+class _Once(Policy):
+    """Test policy base: ``act`` once, at the first scan where ``ready`` holds (default:
+    once a map completed); no action at every other scan."""
 
     def __init__(self) -> None:
         self.done = False
 
+    def ready(self, snapshot: Snapshot) -> bool:
+        return bool(len(snapshot.job.completed_map_runtimes))
+
+    def act(self, snapshot: Snapshot) -> Actions:
+        raise AssertionError("a test policy must define act")
+
     def decide(self, snapshot: Snapshot) -> Actions:
-        a = snapshot.attempts
-        if self.done or not len(snapshot.job.completed_map_runtimes):
+        if self.done or not self.ready(snapshot):
             return Actions()
         self.done = True
+        return self.act(snapshot)
+
+
+@register
+class _ResumeRunning(_Once):
+    """Test policy: once a task completed, resume every other running task once."""
+
+    name = "test-resume-running"
+
+    def act(self, snapshot: Snapshot) -> Actions:
+        a = snapshot.attempts
         running = np.unique(a.task[a.state == AttemptState.RUNNING])
         return Actions(resume_task=running, resume_copies=np.ones(len(running), dtype=np.int64))
 
@@ -226,37 +240,31 @@ def test_unknown_policy_is_a_clear_error():
 
 
 @register
-class _KillFirst(Policy):
+class _KillFirst(_Once):
     """Test policy: at t >= 1 kill every running attempt once."""
 
     name = "test-kill-once"
 
-    def __init__(self) -> None:
-        self.done = False
+    def ready(self, snapshot: Snapshot) -> bool:
+        return snapshot.now >= 1
 
-    def decide(self, snapshot: Snapshot) -> Actions:
+    def act(self, snapshot: Snapshot) -> Actions:
         a = snapshot.attempts
-        if self.done or snapshot.now < 1:
-            return Actions()
-        self.done = True
         return Actions(kill_attempt=a.attempt[a.state == AttemptState.RUNNING])
 
 
 @register
-class _PlaceCopy(Policy):
+class _PlaceCopy(_Once):
     """Test policy: after a completion, copy task 0 preferring / avoiding given nodes."""
 
     name = "test-place-copy"
 
     def __init__(self, mode: str = "prefer") -> None:
+        super().__init__()
         self.mode = mode
-        self.done = False
 
-    def decide(self, snapshot: Snapshot) -> Actions:
+    def act(self, snapshot: Snapshot) -> Actions:
         a = snapshot.attempts
-        if self.done or not len(snapshot.job.completed_map_runtimes):
-            return Actions()
-        self.done = True
         busy = int(a.node[(a.task == 0) & (a.state == AttemptState.RUNNING)][0])
         others = sorted({0, 1, 2} - {busy})
         if self.mode == "prefer":
