@@ -73,3 +73,15 @@ def test_words_rule_counts_like_the_default_path_and_rejects_binary() -> None:
         Words().distinct(Piece("t.txt", b"ok \xff\xfe bad"), 0)
     with pytest.raises(HedgeError, match="t.txt: NUL byte"):
         Words().distinct(Piece("t.txt", b"ok \x00 bad"), 0)
+
+
+def test_every_alignment_and_control_bytes_next_to_delimiters() -> None:
+    # The scan reads 8 bytes at a time: tokens ending at every offset of an 8-byte load and
+    # of the buffer's end, with control bytes (< 0x21, not delimiters) right before, after
+    # and between delimiters, where the SWAR test flags more than one byte.
+    rng = np.random.default_rng(11)
+    alphabet = np.r_[1:34, 0x41:0x44, 0xC3, 0xA9].astype(np.uint8)
+    for size in range(0, 40):
+        for _ in range(20):
+            data = rng.choice(alphabet, size).tobytes()
+            assert as_counter(data) == reference(data), data
