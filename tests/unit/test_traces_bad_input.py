@@ -34,36 +34,20 @@ def test_google_minimal_file_loads(tmp_path):
     assert w.machine_names == ["42"]
 
 
-def test_google_wrong_column_count(tmp_path):
+@pytest.mark.parametrize("line, row, message", [
+    (2, G.format(t=2_000_000, job=7, task=0, m=42, ev=1).rsplit(",", 1)[0],  # 12 fields
+     "expected 13 fields .* found 12"),
+    (3, G.format(t="5e6x", job=7, task=0, m=42, ev=4), "field 'time': expected a number"),
+    (2, G.format(t=2_000_000, job=7, task=0, m=42, ev=11),
+     "field 'event_type': unknown event type 11"),
+    (3, G.format(t=1_500_000, job=7, task=0, m=42, ev=4),  # FINISH before SCHEDULE
+     "field 'time': negative duration"),
+])
+def test_google_bad_row(tmp_path, line, row, message):
     rows = ok_rows()
-    rows[1] = rows[1].rsplit(",", 1)[0]  # 12 fields
+    rows[line - 1] = row
     path = google(tmp_path, rows)
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: expected 13 fields .* found 12"):
-        load(path)
-
-
-def test_google_non_numeric_time(tmp_path):
-    rows = ok_rows()
-    rows[2] = rows[2].replace("5000000", "5e6x", 1)
-    path = google(tmp_path, rows)
-    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'time': expected a number"):
-        load(path)
-
-
-def test_google_unknown_event_type(tmp_path):
-    rows = ok_rows()
-    rows[1] = G.format(t=2_000_000, job=7, task=0, m=42, ev=11)
-    path = google(tmp_path, rows)
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'event_type': unknown event "
-                                         r"type 11"):
-        load(path)
-
-
-def test_google_negative_duration(tmp_path):
-    rows = ok_rows()
-    rows[2] = G.format(t=1_500_000, job=7, task=0, m=42, ev=4)  # FINISH before SCHEDULE
-    path = google(tmp_path, rows)
-    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'time': negative duration"):
+    with pytest.raises(HedgeError, match=rf"{path.name}:{line}: {message}"):
         load(path)
 
 
@@ -108,67 +92,37 @@ def test_alibaba_negative_duration_then_drop(tmp_path):
     assert w.censored == 1  # the Running row
 
 
-def test_alibaba_unknown_status(tmp_path):
-    path = alibaba(tmp_path, ["10,20,1,1,1,Terminated,50,0.1", "10,20,1,2,1,Done,50,0.1"])
-    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'status': unknown status"):
-        load(path)
+ALIBABA_OK = "10,20,1,1,1,Terminated,50,0.1"
+RUMEN_NEGATIVE = ('{"jobID": "job_1", "mapTasks": [{"taskID": "t1", "attempts": [\n'
+                  '{"attemptID": "a1", "startTime": 5000, "finishTime": 4000, '
+                  '"result": "SUCCESS", "hostName": "/r/h"}]}]}\n')
 
 
-def test_alibaba_non_numeric_time(tmp_path):
-    path = alibaba(tmp_path, ["10,20,1,1,1,Terminated,50,0.1", "ten,20,1,2,1,Terminated,50,0.1"])
-    with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'create': expected a number"):
-        load(path)
+@pytest.mark.parametrize("name, text, read, message", [
+    ("batch_task.csv", f"{BATCH_HEADER}\n{ALIBABA_OK}\n10,20,1,2,1,Done,50,0.1\n", load,
+     ":3: field 'status': unknown status"),
+    ("batch_task.csv", f"{BATCH_HEADER}\n{ALIBABA_OK}\nten,20,1,2,1,Terminated,50,0.1\n", load,
+     ":3: field 'create': expected a number"),
+    ("x.tr", "0 2 1.5 1 2\n5 3 2 1 2\n", load, ":2: n_tasks is 3, so expected 6 fields"),
+    ("x.tr", "0 2 1.5 1 2\n5 2 2 1 zz\n", load, ":2: field 'd_2': expected a number"),
+    ("x.tr", "0 2 1.5 1 -2\n", load, ":1: field 'd_2': negative duration"),
+    ("trace.json", '{"jobID": "job_1", "mapTasks": []}\n{"jobID": x}\n', read_attempts,
+     ":2: invalid JSON"),
+    ("trace.json", RUMEN_NEGATIVE, read_attempts,
+     ": field 'finishTime': attempt a1: negative duration"),
+    ("job.jhist", "Avro-Json\n{}\n{not json}\n", read_attempts, ":3: invalid JSON event"),
+    ("fb.tsv", "job0\t0\t0\t100\t0\t0\njob1\t5\t5\tlots\t0\t0\n", load,
+     ":2: field 'map_input_bytes'"),
+    ("what.txt", "hello world\n", load, ":1: unrecognised trace format"),
+])
+def test_bad_file_names_file_line_and_field(tmp_path, name, text, read, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(HedgeError, match=rf"{path.name}{message}"):
+        read(path)
 
 
-def test_tr_wrong_task_count(tmp_path):
-    path = tmp_path / "x.tr"
-    path.write_text("0 2 1.5 1 2\n5 3 2 1 2\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: n_tasks is 3, so expected 6 fields"):
-        load(path)
-
-
-def test_tr_non_numeric_and_negative(tmp_path):
-    path = tmp_path / "x.tr"
-    path.write_text("0 2 1.5 1 2\n5 2 2 1 zz\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'd_2': expected a number"):
-        load(path)
-    path.write_text("0 2 1.5 1 -2\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:1: field 'd_2': negative duration"):
-        load(path)
-
-
-def test_rumen_invalid_json_and_negative_attempt(tmp_path):
-    path = tmp_path / "trace.json"
-    path.write_text('{"jobID": "job_1", "mapTasks": []}\n{"jobID": x}\n')
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: invalid JSON"):
-        read_attempts(path)
-    path.write_text('{"jobID": "job_1", "mapTasks": [{"taskID": "t1", "attempts": [\n'
-                    '{"attemptID": "a1", "startTime": 5000, "finishTime": 4000, '
-                    '"result": "SUCCESS", "hostName": "/r/h"}]}]}\n')
-    with pytest.raises(HedgeError, match=rf"{path.name}: field 'finishTime': attempt a1: "
-                                         r"negative duration"):
-        read_attempts(path)
-
-
-def test_jhist_bad_header(tmp_path):
-    path = tmp_path / "job.jhist"
-    path.write_text("Avro-Json\n{}\n{not json}\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:3: invalid JSON event"):
-        read_attempts(path)
-
-
-def test_swim_non_numeric_bytes(tmp_path):
-    path = tmp_path / "fb.tsv"
-    path.write_text("job0\t0\t0\t100\t0\t0\njob1\t5\t5\tlots\t0\t0\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:2: field 'map_input_bytes'"):
-        load(path)
-
-
-def test_unrecognised_and_node_table(tmp_path):
-    path = tmp_path / "what.txt"
-    path.write_text("hello world\n")
-    with pytest.raises(HedgeError, match=rf"{path.name}:1: unrecognised trace format"):
-        load(path)
+def test_node_table_and_missing_file(tmp_path):
     meta = tmp_path / "machine_meta.csv"
     meta.write_text("m_1,0,219,17,96,100,USING\n")
     with pytest.raises(HedgeError, match="node table .* not a task trace"):
