@@ -17,6 +17,7 @@ import pytest
 
 from hedge import javaenv
 from hedge.imkp.build import BuildSettings, build_to_file
+from hedge.imkp.mapfile import Mapping
 from tests.conftest import SHARED_DATA
 from tests.integration.hadoop_job import (
     local_job_conf,
@@ -56,6 +57,14 @@ def make_input(kind: str, folder: Path) -> str:
     return text
 
 
+def zipf_job(tmp_path: Path, tokens: int, exponent: float, reducers: int) -> Mapping:
+    """Zipf text in ``in/z.txt`` and its mapping for ``reducers`` in ``job.imkp``."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "z.txt").write_text(zipf_text(tokens, exponent), encoding="utf-8")
+    return build_to_file([str(tmp_path / "in")], BuildSettings(reducers=reducers),
+                         tmp_path / "job.imkp")
+
+
 @pytest.mark.parametrize("kind", ["shakespeare", "zipf0.4", "zipf1.4"])
 @pytest.mark.parametrize("version", javaenv.HADOOP_VERSIONS)
 def test_reducer_inputs_equal_the_predicted_loads(version: str, kind: str, tmp_path: Path) -> None:
@@ -83,11 +92,7 @@ def test_reducer_inputs_equal_the_predicted_loads(version: str, kind: str, tmp_p
 def test_old_mapred_api_job(version: str, tmp_path: Path) -> None:
     """The same partitioner class in an old-API (org.apache.hadoop.mapred) job."""
     require_java_side(version)
-    text = zipf_text(30_000, 1.0)
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "z.txt").write_text(text, encoding="utf-8")
-    mapping = build_to_file([str(tmp_path / "in")], BuildSettings(reducers=4),
-                            tmp_path / "job.imkp")
+    mapping = zipf_job(tmp_path, 30_000, 1.0, reducers=4)
     out = tmp_path / "out"
     result = javaenv.run_java(
         "org.hedge.imkp.OldApiWordCount",
@@ -133,11 +138,7 @@ def test_distributed_cache_link_name(tmp_path: Path) -> None:
     """-files job.imkp ships the mapping; tasks open it by its link name."""
     version = javaenv.HADOOP_VERSIONS[-1]
     require_java_side(version)
-    text = zipf_text(20_000, 0.8)
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "z.txt").write_text(text, encoding="utf-8")
-    mapping = build_to_file([str(tmp_path / "in")], BuildSettings(reducers=3),
-                            tmp_path / "job.imkp")
+    mapping = zipf_job(tmp_path, 20_000, 0.8, reducers=3)
     out = tmp_path / "out"
     args = ["-files", str(tmp_path / "job.imkp"), *local_job_conf(tmp_path),
             "-D", "hedge.imkp.mapping=job.imkp", str(tmp_path / "in"), str(out), "3", IMKP]
