@@ -193,6 +193,14 @@ class _Chronos(Policy):
         self._done[ready] = True
         return a.attempt[order[~first]]
 
+    def _late_and_kept(self, s: Snapshot, ect: np.ndarray, te: float, tk: float,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """restart/resume: the tasks late at their tau_est test, and the attempts to kill
+        tau_kill - tau_est after a task was acted on (the smallest estimated completion is
+        kept)."""
+        late = self._stragglers(s, ect, te, tk - te)
+        return late, self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+
 
 @register
 class ChronosClone(_Chronos):
@@ -223,8 +231,7 @@ class ChronosRestart(_Chronos):
     strategy = "restart"
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        late = self._stragglers(s, ect, te, tk - te)
-        kills = self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+        late, kills = self._late_and_kept(s, ect, te, tk)
         return Actions(speculate_task=late, speculate_copies=np.full(len(late), r),
                        kill_attempt=kills)
 
@@ -243,7 +250,6 @@ class ChronosResume(_Chronos):
         "cluster)")
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        late = self._stragglers(s, ect, te, tk - te)
-        kills = self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+        late, kills = self._late_and_kept(s, ect, te, tk)
         return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
                        kill_attempt=kills)
