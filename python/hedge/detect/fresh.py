@@ -180,14 +180,22 @@ def fresh_rate_rule(
     """
     belief = duration_belief(ect, start, sent, received, now, known, candidates, noise,
                              rate_spread)
+    bar, bar_sd, judged = rate_bar(belief, known, factor)
+    return sequential_flags(belief, bar, bar_sd, candidates & judged, z, z_last,
+                            scan_interval)
+
+
+def rate_bar(belief: DurationBelief, known: Array, factor: float = 1.2,
+             ) -> tuple[Array, Array, Array]:
+    """Per task: the bar ``B_i = factor S_-i / (n - factor)``, its sd, and whether it can
+    be judged (it or its peers have an estimate)."""
     filled = np.where(known, _filled(belief, known), 0.0)
     n = (known & np.isfinite(filled)).sum(-1, keepdims=True)
     weight = factor / np.where(n > factor, n - factor, np.nan)
     with np.errstate(invalid="ignore"):
         bar = weight * (np.nansum(filled, -1, keepdims=True) - np.nan_to_num(filled))
     bar_sd = _bar_spread(belief, known & ~np.isnan(filled), weight)
-    return sequential_flags(belief, bar, bar_sd, candidates & np.isfinite(filled), z, z_last,
-                            scan_interval)
+    return bar, bar_sd, np.isfinite(filled)
 
 
 def fresh_score_rule(
