@@ -3,7 +3,7 @@
 ``count_words(data, seed)`` returns the distinct ``java.util.StringTokenizer`` tokens of a
 chunk (delimiters space, ``\\t``, ``\\n``, ``\\r``, ``\\f``), their exact counts and their
 ``murmur3_32`` hashes, the same answer as ``tokenize`` + ``pyarrow.compute.value_counts`` +
-``murmur3_32_array`` but several times faster on one core:
+``murmur3_32_array`` but 2-3x faster on one core (on an 8 MB block of Shakespeare):
 
 - the scan reads 8 bytes at a time and finds a token's end with a SWAR test (the first byte
   below 0x21 is flagged exactly; it ends the token if it is a delimiter);
