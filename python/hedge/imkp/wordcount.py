@@ -51,7 +51,12 @@ _DELIMITER[list(DELIMITERS)] = True
 
 @intrinsic
 def _load8(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
-    """data[index:index + 8] as one little-endian uint64 (an unaligned load)."""
+    """data[index:index + 8] as one little-endian uint64 (an unaligned load); the caller
+    keeps index + 8 <= len(data). Typed only for contiguous 1-d uint8 arrays."""
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and data.ndim == 1
+            and data.layout == "C"):
+        return None
+
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
         array = context.make_array(signature.args[0])(context, builder, args[0])
         pointer = builder.gep(array.data, [args[1]])
