@@ -212,7 +212,6 @@ def speed_noise_arrays(
     prev_sent: Array,
     known: Array,
     jvm_evidence: float = 1.0,
-    statistic: str = "rms",
 ) -> Array:
     """How much attempts' speeds change between reports: the job's evidence of noise.
 
@@ -223,15 +222,12 @@ def speed_noise_arrays(
     is one report and the peers show no start-up delay (median <= ``jvm_evidence`` s, as
     in :func:`fresh_rate_arrays`), from the launch (``p_prev / (st_prev - t0)``).
     Returns, over the ``known`` attempts along the last axis (kept as an axis), the root
-    mean square of these changes (``statistic="rms"``, the default: the scale of the
-    relative error of an extrapolated rate) or their median (``"median"``). Speeds that
-    jump now and then leave most intervals unchanged, so the median is often about 0
-    while the rate still errs by tens of per cent: the fresh-* detectors use the RMS.
+    mean square of these changes: the scale of the relative error of an extrapolated rate.
+    (Not their median: speeds that jump now and then leave most intervals unchanged, so
+    the median is often about 0 while the rate still errs by tens of per cent.)
     0 under constant speed; NaN when no attempt has two rate intervals yet: no evidence
     either way.
     """
-    if statistic not in ("rms", "median"):
-        raise HedgeError(f"speed noise statistic '{statistic}', expected 'rms' or 'median'")
     with np.errstate(invalid="ignore", divide="ignore"):
         gained, since = progress - first_progress, sent - first_progress_time
         chronos = np.where((gained > 0) & (since > 0), gained / since, np.nan)
@@ -244,11 +240,9 @@ def speed_noise_arrays(
                           np.where(peer_startup <= jvm_evidence, since_launch, np.nan))
         before = np.where((prev_progress > 0) & (before > 0), before, np.nan)
         change = np.where(known, np.abs(recent / before - 1.0), np.nan)
-    if statistic == "rms":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
-            return np.sqrt(np.nanmean(change ** 2, axis=-1, keepdims=True))
-    return _nanmedian_last(change)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
+        return np.sqrt(np.nanmean(change ** 2, axis=-1, keepdims=True))
 
 
 # --- AttemptTable forms --------------------------------------------------------------------
