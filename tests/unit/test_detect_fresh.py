@@ -21,24 +21,20 @@ ALL = np.ones(4, dtype=bool)
 RUNNING_LAST = np.array([False, False, False, True])
 
 
-def noise(statistic: str = "rms", **kw: list) -> float:
+def noise(**kw: list) -> float:
     """speed_noise_arrays of one job given as lists (every attempt known)."""
     a = {k: np.asarray(v, dtype=float) for k, v in kw.items()}
     return float(speed_noise_arrays(a["start"], a["progress"], a["sent"], a["fpt"], a["fp"],
                                     a["prev_p"], a["prev_sent"],
-                                    np.ones(len(a["start"]), dtype=bool),
-                                    statistic=statistic)[0])
+                                    np.ones(len(a["start"]), dtype=bool))[0])
 
 
 def test_speed_noise_by_hand() -> None:
     # two progress intervals each: 0.05/s from t_fp = 6 to 12, then 0.025/s (0.5 change)
-    # and then 0.05/s (no change); RMS of (0.5, 0) = sqrt(0.125), median 0.25
+    # and then 0.05/s (no change); RMS of (0.5, 0) = sqrt(0.125)
     two = {"start": [0, 0], "fpt": [6, 6], "fp": [0.1, 0.1], "prev_sent": [12, 12],
            "prev_p": [0.4, 0.4], "sent": [18, 18], "progress": [0.55, 0.7]}
     assert noise(**two) == pytest.approx(np.sqrt(0.125))
-    assert noise("median", **two) == pytest.approx(0.25)
-    with pytest.raises(HedgeError, match="statistic 'mean'"):
-        noise("mean", **two)
     # previous report = the first progress report: the rate before it runs from the launch,
     # valid because the peers show no start-up delay (work began at 6 - 0.3/0.05 = 0)
     assert noise(start=[0], fpt=[6], fp=[0.3], prev_sent=[6], prev_p=[0.3], sent=[12],
