@@ -51,8 +51,9 @@ _DELIMITER[list(DELIMITERS)] = True
 
 @intrinsic
 def _load8(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
-    """data[index:index + 8] as one little-endian uint64 (an unaligned load); the caller
-    keeps index + 8 <= len(data). Typed only for contiguous 1-d uint8 arrays."""
+    """data[index:index + 8] as one uint64 (an unaligned load), little-endian on the hosts
+    Hadoop runs on (x86-64, aarch64); the caller keeps index + 8 <= len(data). Typed only
+    for contiguous 1-d uint8 arrays."""
     if not (isinstance(data, types.Array) and data.dtype == types.uint8 and data.ndim == 1
             and data.layout == "C"):
         return None
@@ -66,6 +67,7 @@ def _load8(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
 
 @intrinsic
 def _trailing_zeros(typingctx, x):  # noqa: ANN001, ANN202, ARG001
+    """Count of trailing zero bits of a nonzero uint64 (LLVM cttz)."""
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
     return types.uint64(x), codegen
