@@ -45,6 +45,19 @@ def _check_cluster(config) -> str:
             "with measured utilisation (others: allocation)")
 
 
+def _check_imkp(config) -> str:
+    """The ``[imkp]`` line of ``--check``: the mappings directory and what it serves now."""
+    if not config.imkp_mappings:
+        return "imkp mappings: off (no [imkp] mappings)"
+    from hedge.server.mappings import MappingDirectory
+
+    served = MappingDirectory(config.imkp_mappings)
+    names = served.names()
+    shown = ", ".join(names[:5]) + (f", +{len(names) - 5}" if len(names) > 5 else "")
+    return (f"imkp mappings: {served.directory} ({len(names)} mapping file(s)"
+            f"{': ' + shown if names else ''})")
+
+
 @click.command("serve")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Settings file (conf/hedge.ini format).")
@@ -54,12 +67,14 @@ def _check_cluster(config) -> str:
               help="File holding the shared auth token (required).")
 @click.option("--policy", help="Default policy for jobs that do not name one [adaptive].")
 @click.option("--metrics-interval", type=float, help="Seconds between metrics lines [60].")
+@click.option("--imkp-mappings", type=click.Path(file_okay=False),
+              help="Directory of ImKP mapping files map tasks may fetch by name [off].")
 @click.option("--check", is_flag=True, help="Verify the configuration and token, then exit.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]))
 def serve(config_file: str | None, address: str | None, data_port: int | None,
           token_file: str | None, policy: str | None, metrics_interval: float | None,
-          check: bool, log_level: str) -> None:
+          imkp_mappings: str | None, check: bool, log_level: str) -> None:
     """Serve speculation decisions to MapReduce ApplicationMasters (one session per job)."""
     config, file_token = load_settings(config_file)
     if address:
@@ -71,6 +86,8 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
         config = replace(config, policy=policy, policy_params={})
     if metrics_interval is not None:
         config = replace(config, metrics_interval=metrics_interval)
+    if imkp_mappings is not None:
+        config = replace(config, imkp_mappings=imkp_mappings)
     token_path = token_file or file_token
     if token_path is None:
         raise HedgeError("no token file: pass --token-file or set [server] token_file (the "
@@ -84,6 +101,7 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
                    f"{config.data_port or 'any'}, policy {config.policy} "
                    f"{config.policy_params or ''}".rstrip())
         click.echo(_check_cluster(config))
+        click.echo(_check_imkp(config))
         return
     logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
     # py4j logs every connection at INFO; keep the log about hedge's own events

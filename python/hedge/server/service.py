@@ -5,6 +5,8 @@ Two listening sockets:
 - **Py4J** (``address``): the shim's ``ControlPlane`` interface, authenticated with the
   shared token (Py4J's ``auth_token``). ``open(job, policy, params)`` creates a session and
   returns its id, a random per-session secret and the data port; ``close(id)`` ends it.
+  ``mapping(name)`` serves an ImKP mapping file to a map task (``[imkp] mappings``;
+  :mod:`hedge.server.mappings`).
 - **data channel** (``data_port``): raw TCP, ``TCP_NODELAY``. A connection first presents a
   session id and its secret (obtainable only through authenticated Py4J), then exchanges one
   request/response frame per scan (:mod:`hedge.server.wire`). Py4J's text protocol would
@@ -30,6 +32,7 @@ from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
 from hedge.policy import available
 from hedge.server import wire
+from hedge.server.mappings import MappingDirectory
 from hedge.server.metrics import Metrics
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
 from hedge.server.utilisation import UtilisationPoller
@@ -55,6 +58,7 @@ class ServerConfig:
     resourcemanager: str = ""
     rm_poll_interval: float = 10.0  # seconds between polls
     rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
+    imkp_mappings: str = ""  # directory of ImKP mapping files served by name; "" = off
 
 
 class ClusterView:
@@ -109,6 +113,19 @@ class EntryPoint:
             self._service.close(int(session_id))
         except ValueError:
             log.warning("event=close_bad_id session=%r", session_id)
+
+    def mapping(self, name: str) -> bytes:
+        """The ImKP mapping file ``name`` (starts with ``HEDGEIMK``), or the UTF-8 bytes of
+        ``ERROR <why>`` when it is refused: Py4J hands Java a ``byte[]`` either way, and the
+        partitioner fails its task with the reason instead of a Python traceback."""
+        try:
+            return self._service.mapping(str(name))
+        except HedgeError as exc:
+            log.warning("event=imkp_refused name=%r reason=%r", name, str(exc))
+            return f"ERROR {exc}".encode()
+        except Exception as exc:  # noqa: BLE001 - one bad request must not kill the server
+            log.exception("event=imkp_failed name=%r", name)
+            return f"ERROR internal error: {type(exc).__name__}: {exc}".encode()
 
 
 class _DataHandler(socketserver.BaseRequestHandler):
@@ -197,6 +214,8 @@ class ControlPlaneService:
                                                  config.rm_poll_interval, config.rm_max_age)
         self.sessions = SessionRegistry(config.limits,
                                         ClusterView(config.nodes_status, self.utilisation))
+        self.mappings = (MappingDirectory(config.imkp_mappings) if config.imkp_mappings
+                         else None)
         self._gateway = None
         self._data: _DataServer | None = None
         self._stop = threading.Event()
@@ -224,6 +243,17 @@ class ControlPlaneService:
             log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d",
                      session_id, session.job_id, session.scans, session.copies,
                      session.rejected)
+
+    # --- ImKP mappings ------------------------------------------------------------------
+    def mapping(self, name: str) -> bytes:
+        """A validated mapping file of ``[imkp] mappings`` by plain name (HedgeError: why not)."""
+        if self.mappings is None:
+            raise HedgeError("this control plane serves no ImKP mappings ([imkp] mappings is "
+                             "not set in its settings file, nor --imkp-mappings given); set "
+                             "it, or give the job hedge.imkp.mapping (a file) instead")
+        data = self.mappings.fetch(name)
+        log.info("event=imkp_fetch name=%s bytes=%d", name, len(data))
+        return data
 
     # --- data channel -------------------------------------------------------------------
     def serve_connection(self, sock: socket.socket) -> None:

@@ -14,6 +14,10 @@
     poll_interval = 10             # seconds between polls (1..3600)
     max_age = 60                   # seconds a poll stays valid (poll_interval..86400)
 
+    [imkp]
+    mappings =                     # directory of ImKP mapping files map tasks may fetch by
+                                   # name (hedge.imkp.mapping.fetch); empty: off
+
     [limits]
     max_sessions = 1000
     max_rows = 200000
@@ -38,6 +42,7 @@ from urllib.parse import urlsplit
 
 from hedge.errors import HedgeError
 from hedge.policy import available
+from hedge.server.mappings import check_directory
 from hedge.server.service import ServerConfig
 from hedge.server.session import Limits, policy_params
 
@@ -140,6 +145,21 @@ def _cluster_settings(parser: configparser.ConfigParser, file: Path,
     return replace(config, resourcemanager=rm, rm_poll_interval=interval, rm_max_age=max_age)
 
 
+def _imkp_settings(parser: configparser.ConfigParser, file: Path,
+                   config: ServerConfig) -> ServerConfig:
+    """The ``[imkp]`` section: the directory of mapping files served by name."""
+    if not parser.has_section("imkp"):
+        return config
+    unknown = set(parser["imkp"]) - {"mappings"}
+    if unknown:
+        raise HedgeError(f"{file}: [imkp] unknown key(s) {sorted(unknown)}, expected "
+                         "['mappings']")
+    directory = parser["imkp"].get("mappings", "").strip()
+    if directory:
+        check_directory(directory, f"{file}: [imkp] mappings")
+    return replace(config, imkp_mappings=directory)
+
+
 def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     """(config without the token, token file path) from a settings file (None: defaults)."""
     config = ServerConfig()
@@ -155,10 +175,10 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     except configparser.Error as exc:
         raise HedgeError(f"{file}: not a valid settings file: {exc.message}") from None
     for section in parser.sections():
-        if section not in ("server", "limits", "cluster") \
+        if section not in ("server", "limits", "cluster", "imkp") \
                 and not section.startswith("policy."):
             raise HedgeError(f"{file}: unknown section [{section}], expected [server], "
-                             "[limits], [cluster] or [policy.<name>]")
+                             "[limits], [cluster], [imkp] or [policy.<name>]")
     server = parser["server"] if parser.has_section("server") else {}
     unknown = set(server) - _SERVER_KEYS
     if unknown:
@@ -189,6 +209,7 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
         limits=limits,
     )
     config = _cluster_settings(parser, file, config)
+    config = _imkp_settings(parser, file, config)
     section = f"policy.{config.policy}"
     if parser.has_section(section):
         config = replace(config, policy_params=dict(parser[section]))
@@ -208,4 +229,6 @@ def check_config(config: ServerConfig) -> list[str]:
     create(config.policy, **policy_params(config.policy, config.policy_params))
     if config.nodes_status and not Path(config.nodes_status).is_file():
         raise HedgeError(f"nodes_status = {config.nodes_status}: file not found")
+    if config.imkp_mappings:
+        check_directory(config.imkp_mappings)
     return []
