@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hedge.errors import HedgeError
-from hedge.model import AttemptState, Snapshot
+from hedge.model import AttemptState, AttemptTable, Snapshot
 
 
 def _reject(snapshot: Snapshot, mask: np.ndarray, field: str, what: str) -> None:
@@ -27,52 +27,48 @@ def _reject(snapshot: Snapshot, mask: np.ndarray, field: str, what: str) -> None
 def validate_snapshot(snapshot: Snapshot) -> None:
     """Reject a snapshot no real AM could have observed.
 
-    On top of :meth:`AttemptTable.validate` (progress in [0, 1], report times ordered):
-    a report sent after the scan time, first progress before the launch or above the last
-    progress (progress going backwards), and a SUCCEEDED attempt whose last report does
-    not say progress 1 (a report that arrived after its end).
+    The checks of :func:`_checks`, in order (the first failing one gives the message), then
+    :meth:`AttemptTable.validate` as a backstop. All of them are computed at once; the
+    usual, valid snapshot costs one pass and one reduction.
     """
     a, now = snapshot.attempts, snapshot.now
     if not np.isfinite(now):
         raise HedgeError(f"job {snapshot.job.job_id}: scan time {now!r} is not a finite number")
-    if _all_valid(a, now):  # the usual case: one pass, no per-check reductions
+    with np.errstate(invalid="ignore"):
+        checks = _checks(a, now)
+    bad = checks[0][1].copy()
+    for _, mask, _ in checks[1:]:
+        bad |= mask
+    if not bad.any():
         return
-    # Our own messages first (plain numbers, job id); the model's checks as a backstop.
-    with np.errstate(invalid="ignore"):
-        _reject(snapshot, ~((a.progress >= 0) & (a.progress <= 1)), "progress",
-                "expected a fraction in [0, 1]")
-        _reject(snapshot, a.report_sent < a.start, "report_sent",
-                "is before the attempt's start (timestamps must not go backwards)")
-        _reject(snapshot, a.report_received < a.report_sent, "report_received",
-                "is before the report was sent (timestamps must not go backwards)")
-        _reject(snapshot, a.report_received > now + 1e-9, "report_received",
-                "is after the scan time")
+    for field, mask, what in checks:
+        _reject(snapshot, mask, field, what)
     a.validate(now)
-    with np.errstate(invalid="ignore"):
-        _reject(snapshot, a.report_sent > now + 1e-9, "report_sent", "is after the scan time")
-        _reject(snapshot, a.first_progress_time < a.start, "first_progress_time",
-                "is before the attempt's start (timestamps must not go backwards)")
-        _reject(snapshot, a.first_progress > a.progress + 1e-12, "first_progress",
-                "is above the last reported progress (progress must not go backwards)")
-    _reject(snapshot, (a.state == AttemptState.SUCCEEDED) & (a.progress < 1), "progress",
-            "on a SUCCEEDED attempt: its last report must say 1 (a report arrived after "
-            "the attempt's end)")
 
 
-def _all_valid(a, now: float) -> bool:
-    """True when none of the checks below (nor the model's backstop) would reject ``a``;
-    a snapshot that fails goes through them one by one for the first message."""
-    with np.errstate(invalid="ignore"):
-        bad = ~((a.progress >= 0) & (a.progress <= 1))
-        bad |= a.report_sent < a.start
-        bad |= a.report_received < a.report_sent
-        bad |= a.report_received > now + 1e-9
-        bad |= a.first_progress_time > a.report_sent  # AttemptTable.validate's own check
-        bad |= a.report_sent > now + 1e-9
-        bad |= a.first_progress_time < a.start
-        bad |= a.first_progress > a.progress + 1e-12
-        bad |= (a.state == _SUCCEEDED) & (a.progress < 1)
-    return not bad.any()
+def _checks(a: AttemptTable, now: float) -> list[tuple[str, np.ndarray, str]]:
+    """(field, mask of the attempts it rejects, what is wrong), in message order: progress
+    in [0, 1]; report times ordered (start <= first progress <= sent <= received <= now);
+    first progress not above the last (progress going backwards); a SUCCEEDED attempt
+    whose last report says 1 (else a report arrived after its end)."""
+    back = "(timestamps must not go backwards)"
+    return [
+        ("progress", ~((a.progress >= 0) & (a.progress <= 1)), "expected a fraction in [0, 1]"),
+        ("report_sent", a.report_sent < a.start, f"is before the attempt's start {back}"),
+        ("report_received", a.report_received < a.report_sent,
+         f"is before the report was sent {back}"),
+        ("report_received", a.report_received > now + 1e-9, "is after the scan time"),
+        ("first_progress_time", a.first_progress_time > a.report_sent,
+         f"is after the last report {back}"),
+        ("report_sent", a.report_sent > now + 1e-9, "is after the scan time"),
+        ("first_progress_time", a.first_progress_time < a.start,
+         f"is before the attempt's start {back}"),
+        ("first_progress", a.first_progress > a.progress + 1e-12,
+         "is above the last reported progress (progress must not go backwards)"),
+        ("progress", (a.state == _SUCCEEDED) & (a.progress < 1),
+         "on a SUCCEEDED attempt: its last report must say 1 (a report arrived after the "
+         "attempt's end)"),
+    ]
 
 
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
