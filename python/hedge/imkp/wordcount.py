@@ -204,9 +204,10 @@ def _count_tokens(data: np.ndarray, delimiter: np.ndarray) -> tuple[np.ndarray, 
         i, used = _count_into(data, i, delimiter, table, offsets, bits, used)
     full = table[:, 0] != 0
     starts = offsets[full]
-    lengths = np.empty(len(starts), np.int64)
+    lengths = table[full, 1] & 0xFFFFFFFF  # the tag: the length of tokens up to 8 bytes
     for r in range(len(starts)):
-        lengths[r] = _token_end(data, starts[r], delimiter) - starts[r]
+        if lengths[r] > 8:
+            lengths[r] = _token_end(data, starts[r], delimiter) - starts[r]
     return starts, lengths, table[full, 1] >> 32
 
 
