@@ -29,6 +29,19 @@ import org.apache.hadoop.mapred.JobConf;
  * fails the task with a message saying what to fix, because a task routing by hash while
  * another routes by the mapping would send one key to two reducers.
  *
+ * <p>Or let the control plane hand the mapping out: put the file in the directory `hedge serve`
+ * serves ({@code [imkp] mappings} in {@code conf/hedge.ini}) and set
+ * {@code hedge.imkp.mapping.fetch} to its plain file name ({@code -D
+ * hedge.imkp.mapping.fetch=job.imkp}) instead of {@code hedge.imkp.mapping}. Each task then
+ * fetches it once over Py4J when its partitioner is configured (never per record), reaching
+ * the control plane through {@code hedge.controlplane.address} and
+ * {@code hedge.controlplane.token.file}, the speculator's settings; the call is bounded by
+ * {@code hedge.imkp.mapping.fetch.timeout.ms} (default 30000). The server validates the file
+ * before sending it and the bytes are validated again here. An unreachable control plane, a
+ * wrong token, a refused name or corrupt bytes fail the task with a message naming the
+ * setting, the address and the fix: like a missing file, never a hash fallback. When both
+ * keys are set, {@code hedge.imkp.mapping} (the file) is used.
+ *
  * <p>A key's bytes are {@link Text#getBytes()} for {@code Text} keys, else the UTF-8 bytes of
  * {@code key.toString()}, exactly what {@code hedge imkp build} hashed.
  */
@@ -37,6 +50,10 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
 
   /** Configuration key naming the mapping file. */
   public static final String MAPPING = "hedge.imkp.mapping";
+  /** Configuration key naming a mapping to fetch from the control plane (plain file name). */
+  public static final String FETCH = "hedge.imkp.mapping.fetch";
+  /** Bound on the fetch's connect and read, in milliseconds. */
+  public static final String FETCH_TIMEOUT_MS = "hedge.imkp.mapping.fetch.timeout.ms";
   /** Largest mapping file accepted (a mapping holds G + K entries; this is far above). */
   static final long MAX_BYTES = 1L << 30;
 
@@ -72,7 +89,7 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
   }
 
   private String reducerMismatch(int reduces) {
-    return "ImkpPartitioner: the mapping " + conf.get(MAPPING) + " was built for "
+    return "ImkpPartitioner: the mapping " + source(conf) + " was built for "
         + mapping.reducers() + " reducers but the job has " + reduces + " reduce tasks; "
         + "rebuild it with 'hedge imkp build ... --reducers " + reduces + "' or run the job "
         + "with " + mapping.reducers() + " reducers";
@@ -106,15 +123,29 @@ public class ImkpPartitioner<K, V> extends org.apache.hadoop.mapreduce.Partition
     return mapping;
   }
 
-  /** Read and validate the mapping named by {@code hedge.imkp.mapping}. */
+  /** Where the mapping comes from, for messages: the file, else the name fetched. */
+  private static String source(Configuration conf) {
+    String file = conf.getTrimmed(MAPPING, "");
+    return file.isEmpty() ? conf.getTrimmed(FETCH, "") + " (fetched from the control plane)"
+        : file;
+  }
+
+  /**
+   * Read and validate the mapping named by {@code hedge.imkp.mapping}, or, when that is unset,
+   * fetch the one {@code hedge.imkp.mapping.fetch} names from the control plane.
+   */
   public static ImkpMapping load(Configuration conf) throws IOException {
-    String where = conf.get(MAPPING);
-    if (where == null || where.trim().isEmpty()) {
+    String where = conf.getTrimmed(MAPPING, "");
+    if (where.isEmpty()) {
+      String name = conf.getTrimmed(FETCH, "");
+      if (!name.isEmpty()) {
+        return ImkpFetch.fetch(conf, name);
+      }
       throw new IOException(MAPPING + " is not set: build a mapping with 'hedge imkp build "
           + "INPUT... --reducers R -o job.imkp' and pass -D " + MAPPING + "=job.imkp (a local "
-          + "path, a -files link name, or an HDFS path)");
+          + "path, a -files link name, or an HDFS path), or put it in the control plane's "
+          + "[imkp] mappings directory and pass -D " + FETCH + "=job.imkp");
     }
-    where = where.trim();
     File local = new File(where);
     if (!hasScheme(where) && local.isFile()) {
       return ImkpMapping.parse(Files.readAllBytes(local.toPath()), where);

@@ -14,4 +14,13 @@ public interface ControlPlane {
   String open(String jobId, String policy, String params);
 
   void close(String sessionId);
+
+  /**
+   * The ImKP mapping file {@code name} from the control plane's {@code [imkp] mappings}
+   * directory (a map task's {@code hedge.imkp.mapping.fetch}; one call per task). Returns the
+   * file's bytes, which start with the magic {@code HEDGEIMK}, or the UTF-8 bytes of
+   * {@code "ERROR reason"} when the server refuses (serving off, not a plain {@code *.imkp}
+   * name, no such file, corrupt file): a refusal reaches Java as a message, not a traceback.
+   */
+  byte[] mapping(String name);
 }

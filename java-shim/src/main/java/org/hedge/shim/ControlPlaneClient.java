@@ -355,24 +355,41 @@ public class ControlPlaneClient implements Closeable {
 
   private synchronized ControlPlane plane() {
     if (plane == null) {
-      InetAddress address;
-      try {
-        address = InetAddress.getByName(host);
-      } catch (IOException e) {
-        throw new IllegalStateException("unknown control plane host " + host, e);
-      }
-      py4j = new ClientServer.ClientServerBuilder()
-          .autoStartJavaServer(false)
-          .pythonAddress(address)
-          .pythonPort(port)
-          .authToken(token)
-          .connectTimeout(deadlineMs)
-          .readTimeout(deadlineMs)
-          .socketFactory(new NoDelaySocketFactory())
-          .build();
-      plane = (ControlPlane) py4j.getPythonServerEntryPoint(new Class[] {ControlPlane.class});
+      py4j = gateway(host, port, token, deadlineMs);
+      plane = entryPoint(py4j);
     }
     return plane;
+  }
+
+  /**
+   * A Py4J client of `hedge serve` at host:port, authenticated with the token, every connect
+   * and read bounded by timeoutMs; no Java-side server is started (only Java calls Python).
+   * Shared by the speculator's sessions and ImkpPartitioner's mapping fetch. The caller shuts
+   * it down.
+   *
+   * @throws IllegalStateException when the host name does not resolve
+   */
+  public static ClientServer gateway(String host, int port, String token, int timeoutMs) {
+    InetAddress address;
+    try {
+      address = InetAddress.getByName(host);
+    } catch (IOException e) {
+      throw new IllegalStateException("unknown control plane host " + host, e);
+    }
+    return new ClientServer.ClientServerBuilder()
+        .autoStartJavaServer(false)
+        .pythonAddress(address)
+        .pythonPort(port)
+        .authToken(token)
+        .connectTimeout(timeoutMs)
+        .readTimeout(timeoutMs)
+        .socketFactory(new NoDelaySocketFactory())
+        .build();
+  }
+
+  /** The control plane's entry point through a gateway made by {@link #gateway}. */
+  public static ControlPlane entryPoint(ClientServer gateway) {
+    return (ControlPlane) gateway.getPythonServerEntryPoint(new Class[] {ControlPlane.class});
   }
 
   private synchronized void resetPy4j() {
