@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -213,3 +214,17 @@ def test_one_connection_reuses_its_buffer_across_frames_of_any_size(service) -> 
     assert len(snap.attempts) == 1003
     assert snap.attempts.progress[[0, 999, 1000]].tolist() == pytest.approx([0.4, 0.4, 0.5])
     sock.close()
+
+
+def test_stop_does_not_wait_for_an_idle_py4j_client() -> None:
+    # A JVM keeps its pooled Py4J connections open; one that sends nothing must not hang
+    # shutdown (py4j alone closes the stream its reader thread blocks on).
+    svc = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="static"))
+    svc.start()
+    idle = socket.create_connection(("127.0.0.1", svc.port), timeout=5)
+    time.sleep(0.2)  # the server's reader thread is now blocked on this connection
+    stopper = threading.Thread(target=svc.stop, daemon=True)
+    stopper.start()
+    stopper.join(10)
+    idle.close()
+    assert not stopper.is_alive(), "stop() hung on an idle Py4J connection"

@@ -19,6 +19,7 @@ rejection for that scan (the AM falls back for it) and never touches other sessi
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import socket
@@ -197,6 +198,21 @@ def _collect_if_due() -> None:
     due = [gen for gen in range(3) if thresholds[gen] and counts[gen] >= thresholds[gen]]
     if due:
         gc.collect(due[-1])
+
+
+def _unblock_connections(gateway) -> None:  # noqa: ANN001 - py4j ClientServer
+    """Shut down the sockets of open Py4J connections before py4j closes them.
+
+    py4j's ``close`` closes a connection's stream while the connection's reader thread is
+    blocked in ``readline`` holding that stream's lock, so one idle client (a JVM keeps its
+    pooled connections open) would hang the whole shutdown. A socket shut down first gives
+    the reader end-of-file, and the connection then closes itself."""
+    server = gateway.get_callback_server()
+    for connection in list(getattr(server, "connections", ()) if server else ()):
+        sock = getattr(connection, "socket", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed by its peer
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 class ControlPlaneService:
@@ -382,4 +398,5 @@ class ControlPlaneService:
             self._data.shutdown()
             self._data.server_close()
         if self._gateway is not None:
+            _unblock_connections(self._gateway)
             self._gateway.shutdown()
