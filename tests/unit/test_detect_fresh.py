@@ -37,11 +37,14 @@ def test_speed_noise_by_hand() -> None:
     assert noise(**two) == pytest.approx(np.sqrt(0.125))
     # previous report = the first progress report: the rate before it runs from the launch,
     # valid because the peers show no start-up delay (work began at 6 - 0.3/0.05 = 0)
-    assert noise(start=[0], fpt=[6], fp=[0.3], prev_sent=[6], prev_p=[0.3], sent=[12],
-                 progress=[0.6]) == 0.0
+    assert noise(start=[0, 0], fpt=[6, 6], fp=[0.3, 0.3], prev_sent=[6, 6],
+                 prev_p=[0.3, 0.3], sent=[12, 12], progress=[0.6, 0.6]) == 0.0
     # ... but not when they show a 4 s start-up (work began at 6 - 0.1/0.05 = 4): no evidence
-    assert np.isnan(noise(start=[0], fpt=[6], fp=[0.1], prev_sent=[6], prev_p=[0.1],
-                          sent=[12], progress=[0.4]))
+    assert np.isnan(noise(start=[0, 0], fpt=[6, 6], fp=[0.1, 0.1], prev_sent=[6, 6],
+                          prev_p=[0.1, 0.1], sent=[12, 12], progress=[0.4, 0.4]))
+    # ... nor while a single attempt speaks for the job's start-ups (MIN_PEERS = 2)
+    assert np.isnan(noise(start=[0], fpt=[6], fp=[0.3], prev_sent=[6], prev_p=[0.3],
+                          sent=[12], progress=[0.6]))
     # no previous report, or one before any progress: no evidence
     assert np.isnan(noise(start=[0], fpt=[6], fp=[0.1], prev_sent=[NAN], prev_p=[NAN],
                           sent=[12], progress=[0.4]))

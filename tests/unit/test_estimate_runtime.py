@@ -94,30 +94,32 @@ def test_fresh_uses_send_time_and_is_exact_at_constant_speed() -> None:
 
 
 def test_fresh_single_report_uses_peer_start_up_evidence() -> None:
-    # attempt 0 has one progress report (p = 0.6 sent at 6); attempt 1 has two.
-    def pair(peer_first_time: float) -> AttemptTable:
-        return table(start=[0, 0], first_progress_time=[6, peer_first_time],
-                     first_progress=[0.6, 0.1], progress=[0.6, 0.5], report_sent=[6, 14],
-                     report_received=[7, 14])
+    # attempt 0 has one progress report (p = 0.6 sent at 6); the others have two each.
+    def job(peer_first_time: float, peers: int = 2) -> AttemptTable:
+        return table(start=[0] * (1 + peers), first_progress_time=[6] + [peer_first_time] * peers,
+                     first_progress=[0.6] + [0.1] * peers, progress=[0.6] + [0.5] * peers,
+                     report_sent=[6] + [14] * peers, report_received=[7] + [14] * peers)
 
     alone = table(start=[0], first_progress_time=[6], first_progress=[0.6], progress=[0.6],
                   report_sent=[6], report_received=[7])
     assert np.isnan(fresh_ect(alone, 7.0)[0])  # start-up evidence unknown yet: no rate
-    # peer: rate 0.4/8 = 0.05 since t_fp = 6, work began at 6 - 0.1/0.05 = 4 -> start-up 4 s
-    # > 1 s, so the single-report attempt is assumed to run at the peer rate
-    assert fresh_ect(pair(6.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.05)
-    # peer: rate 0.4/12 since t_fp = 2, work began at 2 - 0.1/(0.4/12) = -1 -> no start-up:
-    # the launch rate 0.6 / 6 is trusted
-    assert fresh_ect(pair(2.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.1)
+    # one peer is not evidence yet (the first to get two reports had the shortest start-up)
+    assert np.isnan(fresh_ect(job(6.0, peers=1), 7.0)[0])
+    # peers: rate 0.4/8 = 0.05 since t_fp = 6, work began at 6 - 0.1/0.05 = 4 -> start-up
+    # 4 s > 1 s, so the single-report attempt is assumed to run at the peer rate
+    assert fresh_ect(job(6.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.05)
+    # peers: rate 0.4/12 since t_fp = 2, work began at 2 - 0.1/(0.4/12) = -1 -> no
+    # start-up: the launch rate 0.6 / 6 is trusted
+    assert fresh_ect(job(2.0), 7.0)[0] == pytest.approx(6 + 0.4 / 0.1)
     # peers must share the task type: a reduce does not lend its start-up to a map
-    mixed = pair(6.0)
-    mixed.task_type[1] = 1
+    mixed = job(6.0)
+    mixed.task_type[1:] = 1
     assert np.isnan(fresh_ect(mixed, 7.0)[0])
     # overdue: extrapolated progress capped at 1; the completion estimate stays put
-    assert fresh_progress(pair(2.0), 30.0)[0] == 1.0
-    assert fresh_ect(pair(2.0), 30.0)[0] == pytest.approx(10.0)
+    assert fresh_progress(job(2.0), 30.0)[0] == 1.0
+    assert fresh_ect(job(2.0), 30.0)[0] == pytest.approx(10.0)
     # progress never extrapolates below the report
-    assert fresh_progress(pair(2.0), 6.0)[0] == pytest.approx(0.6)
+    assert fresh_progress(job(2.0), 6.0)[0] == pytest.approx(0.6)
 
 
 def test_ect_does_not_depend_on_heartbeat_age_for_fresh_only() -> None:
@@ -154,3 +156,12 @@ def test_borrowed_rate_spread_by_hand() -> None:
                                              np.array([6.0, 2.5, 2.0, 1.0 / 0.6]),
                                              np.array([0.6, 0.1, 0.1, 0.1]))
     np.testing.assert_array_equal(no_startup, 0.0)
+    # two peers are the least that show how rates differ (and that borrowing needs)
+    first_two = table(start=[0, 0, 0], first_progress_time=[6, 6, 6],
+                      first_progress=[0.6, 0.1, 0.1], progress=[0.6, 0.5, 0.7],
+                      report_sent=[6, 16, 16], report_received=[6, 16, 16])
+    np.testing.assert_allclose(borrowed_rate_spread(first_two), [0.2, 0, 0])
+    one_peer = table(start=[0, 0, 0], first_progress_time=[6, 6, 6],
+                     first_progress=[0.6, 0.1, 0.0], progress=[0.6, 0.5, 0.0],
+                     report_sent=[6, 16, 16], report_received=[6, 16, 16])
+    assert borrowed_rate_spread(one_peer).tolist() == [0, 0, 0]  # nothing borrowed yet

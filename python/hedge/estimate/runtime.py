@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from hedge.errors import HedgeError
 from hedge.model import AttemptTable
 
 Array = np.ndarray
+# attempts with two progress reports a job needs before their rates speak for its others
+MIN_PEERS = 2
 
 
 def _finished(ect: Array, progress: Array, sent: Array) -> Array:
@@ -84,6 +87,41 @@ def _nanmedian_last(values: Array) -> Array:
         return np.nanmedian(values, axis=-1, keepdims=True)
 
 
+@dataclass
+class PeerRates:
+    """What the attempts of one job (the last axis) show about their speeds and start-ups.
+
+    ``own``: each attempt's Chronos rate ``(p - p_fp) / (st - t_fp)`` where it has two
+    progress reports (``two_reports``), else NaN; ``median``: the median of those rates.
+    ``startup``: the median start-up delay ``t_fp - p_fp / rate - t0`` of those attempts,
+    NaN while fewer than ``MIN_PEERS`` have two reports: the first attempts to get there
+    are the ones whose start-up was shortest, and one of them alone would often say that
+    start-ups do not matter when they do.
+    """
+
+    two_reports: Array
+    own: Array
+    median: Array
+    startup: Array
+
+
+def peer_rates(start: Array, progress: Array, sent: Array, first_progress_time: Array,
+               first_progress: Array, known: Array | None = None) -> PeerRates:
+    """:class:`PeerRates` of the attempts along the last axis (``known``: those counted)."""
+    known = np.ones(np.shape(progress), dtype=bool) if known is None else known
+    gained = progress - first_progress
+    since_fp = sent - first_progress_time
+    with np.errstate(divide="ignore", invalid="ignore"):
+        two_reports = (gained > 0) & (since_fp > 0)
+        own = gained / np.where(two_reports, since_fp, np.nan)
+        counted = known & two_reports
+        median = _nanmedian_last(np.where(counted, own, np.nan))
+        startup = np.where(counted, first_progress_time - first_progress / own - start, np.nan)
+    peers = counted.sum(-1, keepdims=True)
+    startup = np.where(peers >= MIN_PEERS, _nanmedian_last(startup), np.nan)
+    return PeerRates(two_reports, own, median, startup)
+
+
 def fresh_rate_arrays(
     start: Array,
     progress: Array,
@@ -101,27 +139,22 @@ def fresh_rate_arrays(
       ``rate = (p - p_fp) / (st - t_fp)``. Extrapolating back gives the attempt's work
       start ``t_fp - p_fp / rate`` and so its start-up delay.
     - One progress report: without start-up delays the launch rate ``p / (st - t0)``
-      (t0 = launch) is right. When the peers' median start-up delay exceeds
-      ``jvm_evidence`` seconds, one report cannot separate start-up from speed, so the
-      attempt is assumed to run at the peers' median rate (its lateness still shows
-      through ``st``). Until some peer has two reports, whether start-ups matter is
-      unknown and the attempt gets no rate (NaN): it is judged a few seconds later.
-      ``min_reports`` = 2 leaves such attempts without a rate (NaN) always.
+      (t0 = launch) is right. When the job's median start-up delay
+      (:func:`peer_rates`) exceeds ``jvm_evidence`` seconds, one report cannot separate
+      start-up from speed, so the attempt is assumed to run at the peers' median rate
+      (its lateness still shows through ``st``). Until ``MIN_PEERS`` peers have two
+      reports, whether start-ups matter is unknown and the attempt gets no rate (NaN): it
+      is judged a few seconds later. ``min_reports`` = 2 leaves such attempts without a rate (NaN) always.
 
     Either way the rate's time span ends at st, when p was true, not at the scan time.
     NaN while p = 0 or no report arrived.
     """
-    gained = progress - first_progress
-    since_fp = sent - first_progress_time
+    peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
     with np.errstate(divide="ignore", invalid="ignore"):
-        two_reports = (gained > 0) & (since_fp > 0)
-        chronos = gained / np.where(two_reports, since_fp, np.nan)
         launch = np.where(progress > 0, progress, np.nan) / (sent - start)
-        startup = first_progress_time - first_progress / chronos - start
-    peer_rate, peer_startup = _nanmedian_last(chronos), _nanmedian_last(startup)
-    single = np.where(peer_startup > jvm_evidence, peer_rate, launch)
-    single = np.where(np.isfinite(peer_startup) & (progress > 0), single, np.nan)
-    rate = np.where(two_reports, chronos, single if min_reports < 2 else np.nan)
+    single = np.where(peers.startup > jvm_evidence, peers.median, launch)
+    single = np.where(np.isfinite(peers.startup) & (progress > 0), single, np.nan)
+    rate = np.where(peers.two_reports, peers.own, single if min_reports < 2 else np.nan)
     return np.where(rate > 0, rate, np.nan)
 
 
@@ -140,18 +173,15 @@ def borrowed_rate_spread_arrays(
     rate. Its own rate may differ from that as much as the peers' rates differ among
     themselves: the root mean square of ``rate_j / median - 1`` over the attempts with
     two progress reports (along the last axis). 0 for attempts with a rate of their own
-    (or none); NaN for borrowed rates while that spread is unknown.
+    (or none). Nothing is borrowed while fewer than ``MIN_PEERS`` peers have two reports
+    (:class:`PeerRates`), so the spread always rests on at least two rates.
     """
-    gained = progress - first_progress
-    since_fp = sent - first_progress_time
+    peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
-        two_reports = (gained > 0) & (since_fp > 0)
-        chronos = gained / np.where(two_reports, since_fp, np.nan)
-        startup = first_progress_time - first_progress / chronos - start
-        median = _nanmedian_last(chronos)
-        spread = np.sqrt(np.nanmean((chronos / median - 1.0) ** 2, axis=-1, keepdims=True))
-        borrowed = ~two_reports & (progress > 0) & (_nanmedian_last(startup) > jvm_evidence)
+        spread = np.sqrt(np.nanmean((peers.own / peers.median - 1.0) ** 2, axis=-1,
+                                    keepdims=True))
+    borrowed = ~peers.two_reports & (progress > 0) & (peers.startup > jvm_evidence)
     return np.where(borrowed, spread, 0.0)
 
 
@@ -219,7 +249,7 @@ def speed_noise_arrays(
     ``|recent / before - 1|`` with the recent rate over the last report interval,
     ``(p - p_prev) / (st - st_prev)``, and the rate before it, from the first progress
     report to the previous report (``(p_prev - p_fp) / (st_prev - t_fp)``) or, when that
-    is one report and the peers show no start-up delay (median <= ``jvm_evidence`` s, as
+    is one report and the job shows no start-up delay (median <= ``jvm_evidence`` s, as
     in :func:`fresh_rate_arrays`), from the launch (``p_prev / (st_prev - t0)``).
     Returns, over the ``known`` attempts along the last axis (kept as an axis), the root
     mean square of these changes: the scale of the relative error of an extrapolated rate.
@@ -228,11 +258,9 @@ def speed_noise_arrays(
     0 under constant speed; NaN when no attempt has two rate intervals yet: no evidence
     either way.
     """
+    peer_startup = peer_rates(start, progress, sent, first_progress_time, first_progress,
+                              known).startup
     with np.errstate(invalid="ignore", divide="ignore"):
-        gained, since = progress - first_progress, sent - first_progress_time
-        chronos = np.where((gained > 0) & (since > 0), gained / since, np.nan)
-        startup = first_progress_time - first_progress / chronos - start
-        peer_startup = _nanmedian_last(np.where(known, startup, np.nan))
         recent = (progress - prev_progress) / (sent - prev_sent)
         since_fp = (prev_progress - first_progress) / (prev_sent - first_progress_time)
         since_launch = prev_progress / (prev_sent - start)
