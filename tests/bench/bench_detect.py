@@ -156,6 +156,7 @@ def calibration(reps: int, seed: int) -> None:
         bar, _, judged = rate_bar(belief, v.known)
         with np.errstate(invalid="ignore"):
             window = (v.candidates & judged & valid[..., None] & (belief.sigma > 0)
+                      & np.isfinite(belief.central)
                       & (belief.elapsed + 1.0 >= bar) & (belief.elapsed < bar))
         duration = np.broadcast_to((hb.end - hb.start)[:, None, :], window.shape)
         z = (duration[window] - belief.central[window]) / belief.sigma[window]
