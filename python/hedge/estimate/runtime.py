@@ -144,7 +144,8 @@ def fresh_rate_arrays(
       start-up from speed, so the attempt is assumed to run at the peers' median rate
       (its lateness still shows through ``st``). Until ``MIN_PEERS`` peers have two
       reports, whether start-ups matter is unknown and the attempt gets no rate (NaN): it
-      is judged a few seconds later. ``min_reports`` = 2 leaves such attempts without a rate (NaN) always.
+      is judged a few seconds later. ``min_reports`` = 2 leaves such attempts without a
+      rate (NaN) always.
 
     Either way the rate's time span ends at st, when p was true, not at the scan time.
     NaN while p = 0 or no report arrived.
