@@ -142,9 +142,11 @@ class ReportHistory:
 
     def _remember(self, ids: np.ndarray, sent: np.ndarray, ended: np.ndarray) -> None:
         looked_up, self._looked_up = self._looked_up, None
+        sent = np.asarray(sent, dtype=float)
+        done = np.asarray(ended) & ~np.isnan(sent)
         if self._same(ids):
-            self._sent = np.array(sent, dtype=float)
-            self._ended = np.asarray(ended) & ~np.isnan(sent)
+            self._sent = sent.copy()  # the caller may update its arrays in place
+            self._ended = done
             return
         rows = looked_up[1] if looked_up is not None and looked_up[0] is ids else self._rows(ids)
         if rows is not None:
@@ -152,8 +154,6 @@ class ReportHistory:
             if not new.any() or len(self._ids) == 0 or ids[new][0] > self._ids[-1]:
                 # every new id sorts after every remembered one: update in place and append
                 # (the merge below would give the same arrays, by a sort)
-                done = np.asarray(ended) & ~np.isnan(sent)
-                sent = np.asarray(sent, dtype=float)
                 seen = ~new
                 self._ids = np.concatenate([self._ids, ids[new]])
                 self._sent = np.concatenate([self._sent, sent[new]])
@@ -166,5 +166,4 @@ class ReportHistory:
         order = np.argsort(all_ids, kind="stable")
         self._ids = all_ids[order]
         self._sent = np.concatenate([self._sent[keep], sent])[order]
-        done = np.asarray(ended) & ~np.isnan(sent)
         self._ended = np.concatenate([self._ended[keep], done])[order]
