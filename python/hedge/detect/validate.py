@@ -12,6 +12,7 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import AttemptState, AttemptTable, Snapshot
+from hedge.model.snapshot import strictly_increasing
 
 
 def _reject(snapshot: Snapshot, mask: np.ndarray, field: str, what: str) -> None:
@@ -74,9 +75,6 @@ def _checks(a: AttemptTable, now: float) -> list[tuple[str, np.ndarray, str]]:
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
-def _increasing(ids: np.ndarray) -> bool:
-    return len(ids) < 2 or bool((ids[1:] > ids[:-1]).all())
-
 
 class ReportHistory:
     """Remembers each attempt's last report across the scans of one job.
@@ -109,7 +107,7 @@ class ReportHistory:
         if len(self._ids) == 0:
             none = np.zeros(len(ids), dtype=bool)
             return none, np.full(len(ids), np.nan), none
-        if self._same(ids) and _increasing(ids):  # (a repeated id: below)
+        if self._same(ids) and strictly_increasing(ids):  # (a repeated id: below)
             return np.ones(len(ids), dtype=bool), self._sent, self._ended
         rows = self._rows(ids)
         if rows is not None:
@@ -131,7 +129,7 @@ class ReportHistory:
         the id range; None (use the search) unless both id lists are strictly increasing (a
         live AM's snapshot is in key order) and the range is dense."""
         old = self._ids
-        if not (_increasing(ids) and _increasing(old)):
+        if not (strictly_increasing(ids) and strictly_increasing(old)):
             return None
         ends = [int(x[i]) for x in (old, ids) if len(x) for i in (0, -1)]
         if not ends or min(ends) < 0 or max(ends) >= 4 * (len(old) + len(ids)) + 64:

@@ -66,6 +66,11 @@ _ATTEMPT_COLUMNS: dict[str, type] = {
 }
 
 
+def strictly_increasing(keys: np.ndarray) -> bool:
+    """Whether attempt keys are in strictly increasing order (a live AM sends them so)."""
+    return len(keys) < 2 or bool((keys[1:] > keys[:-1]).all())
+
+
 @dataclass
 class AttemptTable:
     """All attempts of one job the AM knows about, one row each (struct of arrays)."""

@@ -317,22 +317,13 @@ class Session:
             ((c < 1) | (c > self.limits.max_copies)).any()
             and f"copies outside 1..{self.limits.max_copies}",
             ((p < -1) | (p >= len(self.nodes))).any() and "an unknown preferred node",
-            not self._live(actions.kill_attempt) and "a kill of an unknown attempt",
+            not self.table.has(actions.kill_attempt) and "a kill of an unknown attempt",
             len(actions.resume_task) > 0 and "a resume (the live AM cannot resume attempts)",
         )
         for problem in problems:
             if problem:
                 raise HedgeError(f"job {self.job_id}: policy '{self.policy_name}' answered "
                                  f"{problem}")
-
-
-    def _live(self, keys: np.ndarray) -> bool:
-        """True when every key names a live attempt of the table (O(len(keys)))."""
-        if len(keys) == 0:
-            return True
-        if keys.min() < 0 or keys.max() >= self.table.key_space:
-            return False
-        return bool((self.table.row_of[keys] >= 0).all())
 
 
 class SessionRegistry:

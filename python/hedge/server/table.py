@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from hedge.model import AttemptTable
+from hedge.model.snapshot import strictly_increasing
 
 # the model's dtype of every AttemptTable column (the table stores them converted once)
 DTYPES: dict[str, np.dtype] = {
@@ -125,6 +126,14 @@ class LiveAttempts:
         moved = self.columns["attempt"][first:n]
         self.row_of[moved] = np.arange(first, n)
 
+    def has(self, keys: np.ndarray) -> bool:
+        """Whether every key names a live attempt (O(len(keys)))."""
+        if len(keys) == 0:
+            return True
+        if keys.min() < 0 or keys.max() >= self.key_space:
+            return False
+        return bool((self.row_of[keys] >= 0).all())
+
     def table(self) -> AttemptTable:
         """The live attempts as read-only views (valid until the next update)."""
         return AttemptTable(**{name: _readonly(column[:self.n])
@@ -149,7 +158,8 @@ class LiveAttempts:
             column[start:end] = values if select is None else values[select]
         self.n = end
         keys = self.columns["attempt"][:end]
-        if start > 0 and keys[start] < keys[start - 1] or not _increasing(keys[start:end]):
+        if (start > 0 and keys[start] < keys[start - 1]
+                or not strictly_increasing(keys[start:end])):
             self._sort()
         else:
             self.row_of[keys[start:end]] = np.arange(start, end)
@@ -161,6 +171,3 @@ class LiveAttempts:
             column[:self.n] = column[:self.n][order]
         self.row_of[self.columns["attempt"][:self.n]] = np.arange(self.n)
 
-
-def _increasing(keys: np.ndarray) -> bool:
-    return len(keys) < 2 or bool((keys[1:] > keys[:-1]).all())
