@@ -111,6 +111,11 @@ def distinct_counts(keys: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return counted.field(0).cast(pa.binary()), counted.field(1).to_numpy().astype(np.int64)
 
 
+def _ascii(data: bytes) -> bool:
+    """Pure ASCII (so valid UTF-8: the validation can be skipped)."""
+    return len(data) == 0 or np.frombuffer(data, dtype=np.uint8).max() < 0x80
+
+
 def check_text(data: bytes, source: str) -> None:
     """HedgeError unless ``data`` looks like UTF-8 text (NUL bytes betray binary files)."""
     if b"\x00" in data:
@@ -159,7 +164,7 @@ class Words(Extractor):
     def keys(self, piece: Piece) -> pa.Array:
         check_text(piece.data, piece.source)
         tokens = tokenize(piece.data)
-        if len(piece.data) and np.frombuffer(piece.data, dtype=np.uint8).max() < 0x80:
+        if _ascii(piece.data):
             return tokens.view(pa.string())  # pure ASCII is valid UTF-8: skip validation
         return utf8(tokens, piece.source)
 
@@ -169,7 +174,7 @@ class Words(Extractor):
 
         check_text(piece.data, piece.source)
         keys, counts, hashes = count_words(piece.data, seed, piece.source)
-        if len(piece.data) and np.frombuffer(piece.data, dtype=np.uint8).max() >= 0x80:
+        if not _ascii(piece.data):
             utf8(keys, piece.source)  # valid iff every distinct token is (delimiters are ASCII)
         return keys, counts, hashes
 
