@@ -29,7 +29,7 @@ final class HadoopDefaultFallback {
       for (JobTracker.Attempt a : job.live.values()) {
         JobTracker.Task t = a.task;
         boolean map = t.isMap();
-        if (t.done || t.running != 1 || t.pendingCopies > 0 || (map ? !maps : !reduces)) {
+        if (t.done || t.running() != 1 || t.pendingCopies > 0 || (map ? !maps : !reduces)) {
           continue;
         }
         long gain = gain(a.id, t, estimator, now);

@@ -471,7 +471,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     }
     for (int key : d.killAttempt) {
       JobTracker.Attempt a = job.byKey(key);
-      if (a != null && a.task.running > 1) { // never kill a task's last running attempt
+      if (a != null && a.task.running() > 1) { // never kill a task's last running attempt
         dispatch(new TaskAttemptEvent(a.id, TaskAttemptEventType.TA_KILL));
         job.killed(a);
         killsSent++;

@@ -64,7 +64,6 @@ final class JobTracker {
     final boolean map; // cached (protobuf getters are synchronized)
     // the task's attempts that are live: a success ends them without a walk over the job
     final List<Attempt> attempts = new ArrayList<>(2);
-    int running;
     int pendingCopies;
     int containersNeeded;
     boolean done;
@@ -76,6 +75,11 @@ final class JobTracker {
 
     boolean isMap() {
       return map;
+    }
+
+    /** Live (running) attempts of this task. */
+    int running() {
+      return attempts.size();
     }
   }
 
@@ -160,14 +164,14 @@ final class JobTracker {
     if (t.done || live.containsKey(id)) {
       return;
     }
-    Attempt a = attempt(id);
+    boolean speculative = t.running() > 0 || t.pendingCopies > 0;
+    Attempt a = attempt(id); // joins t.attempts
     a.startMs = ms;
     heard(a);
-    a.speculative = t.running > 0 || t.pendingCopies > 0;
+    a.speculative = speculative;
     if (t.pendingCopies > 0) {
       t.pendingCopies--;
     }
-    t.running++;
   }
 
   /** ATTEMPT_STATUS_UPDATE received at time ms. */
@@ -234,14 +238,12 @@ final class JobTracker {
       forget(a);
     }
     t.attempts.clear();
-    t.running = 0;
     t.pendingCopies = 0;
   }
 
   private void remove(Attempt a) {
     forget(a);
     a.task.attempts.remove(a);
-    a.task.running = Math.max(0, a.task.running - 1);
   }
 
   /** Move the attempt to the recent end of the silence order. */
@@ -308,7 +310,7 @@ final class JobTracker {
   synchronized int runningTasks() {
     int n = 0;
     for (Task t : tasks.values()) {
-      if (t.running > 0 && !t.done) {
+      if (t.running() > 0 && !t.done) {
         n++;
       }
     }
