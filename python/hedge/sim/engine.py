@@ -582,11 +582,7 @@ class Simulator:
         self.j_changed[live.job[got] + 1] = True
         self._recv_checked = t
         keep = self.j_changed[due + 1] | ~self.j_quiet[due]
-        skip = due[~keep]
-        if len(skip):
-            tick = self.cluster.tick
-            self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick
-                                               - EPS) * tick
+        self.j_next_scan[due[~keep]] = self._grid_after(t, self.cluster.scan)
         return due[keep]
 
     def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
@@ -610,10 +606,16 @@ class Simulator:
             want = self._due_mask[due + 1]
             self._due_mask[marked] = False
         self._due_mask[due + 1] = False
-        wanted, skip = due[want], due[~want]  # due is sorted (jobs activate in order)
+        self.j_next_scan[due[~want]] = self._grid_after(t, self.cluster.scan)
+        return due[want]  # due is sorted (jobs activate in order)
+
+    def _grid_after(self, t: float, wait: float) -> float:
+        """The grid time of a scan ``wait`` s after ``t``: the first tick at or after
+        ``t + max(wait, tick)`` (inf when ``wait`` is not finite)."""
+        if not math.isfinite(wait):
+            return math.inf
         tick = self.cluster.tick
-        self.j_next_scan[skip] = math.ceil((t + max(self.cluster.scan, tick)) / tick - EPS) * tick
-        return wanted
+        return math.ceil((t + max(wait, tick)) / tick - EPS) * tick
 
     def _slot_view(self, t: float) -> SlotView:
         """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
@@ -746,9 +748,7 @@ class Simulator:
         else:
             self.j_avoid.pop(j, None)
         wait = self.cluster.scan if actions.next_scan_in is None else actions.next_scan_in
-        tick = self.cluster.tick
-        self.j_next_scan[j] = (math.ceil((t + max(wait, tick)) / tick - EPS) * tick
-                               if math.isfinite(wait) else math.inf)
+        self.j_next_scan[j] = self._grid_after(t, wait)
         self.j_wake[j] = actions.wake_on_completion
 
     def _request(self, task: int, k: int, copy: bool, prefer: int = -1, frac0: float = 0.0,
