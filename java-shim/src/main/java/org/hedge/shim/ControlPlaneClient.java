@@ -103,6 +103,7 @@ public class ControlPlaneClient implements Closeable {
   private final File recordDir;
   private final ExecutorService worker;
   private final ScheduledExecutorService watchdog;
+  // sessions with a data connection made (connectData): the ones the watchdog looks at
   private final java.util.Set<Session> sessions = ConcurrentHashMap.newKeySet();
   private ClientServer py4j;
   private ControlPlane plane;
@@ -193,7 +194,6 @@ public class ControlPlaneClient implements Closeable {
         throw new NumberFormatException(answer);
       }
       Session s = new Session(Long.parseLong(f[1]), hex(f[2]), Integer.parseInt(f[3]));
-      sessions.add(s);
       succeeded();
       return s;
     } catch (NumberFormatException e) {
