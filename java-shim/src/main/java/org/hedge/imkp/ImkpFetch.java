@@ -3,7 +3,6 @@ package org.hedge.imkp;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import org.apache.hadoop.conf.Configuration;
 import org.hedge.shim.ControlPlane;
 import org.hedge.shim.ControlPlaneClient;
@@ -34,14 +33,13 @@ final class ImkpFetch {
   static ImkpMapping fetch(Configuration conf, String name) throws IOException {
     String what = ImkpPartitioner.FETCH + "=" + name;
     String address = conf.getTrimmed(HedgeConf.ADDRESS, "");
-    int colon = address.lastIndexOf(':');
-    int port = colon > 0 ? parsePort(address.substring(colon + 1)) : -1;
+    int port = HedgeConf.port(address);
     if (port < 0) {
       throw new IOException(what + ": " + HedgeConf.ADDRESS + " = '" + address + "' is not "
           + "host:port; set it to the Py4J address of 'hedge serve' (as for the speculator), "
           + "or ship the file and set " + ImkpPartitioner.MAPPING + " instead");
     }
-    String host = address.substring(0, colon);
+    String host = HedgeConf.host(address);
     String token = readToken(conf, what);
     int timeoutMs = conf.getInt(ImkpPartitioner.FETCH_TIMEOUT_MS, DEFAULT_TIMEOUT_MS);
     String from = "the control plane at " + address;
@@ -76,8 +74,7 @@ final class ImkpFetch {
           + "-files link name)");
     }
     try {
-      return new String(Files.readAllBytes(new File(path).toPath()), StandardCharsets.UTF_8)
-          .trim();
+      return HedgeConf.readToken(path);
     } catch (IOException e) {
       throw new IOException(what + ": cannot read " + HedgeConf.TOKEN_FILE + " = " + path
           + " (" + e + ") in " + new File(".").getAbsoluteFile().getParent() + "; give a path "
@@ -111,15 +108,6 @@ final class ImkpFetch {
 
   private static String describe(Throwable e) {
     return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
-  }
-
-  private static int parsePort(String text) {
-    try {
-      int port = Integer.parseInt(text);
-      return port > 0 && port < 65536 ? port : -1;
-    } catch (NumberFormatException e) {
-      return -1;
-    }
   }
 
   private static boolean startsWith(byte[] data, byte[] prefix) {

@@ -1,5 +1,10 @@
 package org.hedge.shim;
 
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+
 /** Configuration keys the shim reads (mapred-site.xml or the job's configuration). */
 public final class HedgeConf {
   /** host:port of `hedge serve` (its Py4J endpoint). Unset: Hadoop-default speculation only. */
@@ -29,6 +34,34 @@ public final class HedgeConf {
   public static final String RECORD_DIR = "hedge.debug.record.dir";
 
   private HedgeConf() {}
+
+  /**
+   * The port of a {@code host:port} address ({@link #ADDRESS}), or -1 when it is not one: no
+   * colon, nothing before the last colon, or not a port in 1..65535 after it.
+   */
+  public static int port(String address) {
+    int colon = address.lastIndexOf(':');
+    if (colon <= 0) {
+      return -1;
+    }
+    try {
+      int port = Integer.parseInt(address.substring(colon + 1));
+      return port > 0 && port < 65536 ? port : -1;
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /** The host of an address {@link #port} accepts: everything before the last colon. */
+  public static String host(String address) {
+    return address.substring(0, address.lastIndexOf(':'));
+  }
+
+  /** The shared auth token: the text of the {@link #TOKEN_FILE} file, trimmed. */
+  public static String readToken(String path) throws IOException {
+    return new String(Files.readAllBytes(new File(path).toPath()), StandardCharsets.UTF_8)
+        .trim();
+  }
 
   /** The configuration prefix of a policy's parameters: chronos-restart -> "hedge.chronos.". */
   public static String paramPrefix(String policy) {

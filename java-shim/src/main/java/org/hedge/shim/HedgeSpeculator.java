@@ -3,8 +3,6 @@ package org.hedge.shim;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -143,21 +141,19 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       LOG.warn("hedge: " + HedgeConf.ADDRESS + " is not set; Hadoop-default speculation only");
       return null;
     }
-    int colon = address.lastIndexOf(':');
+    int port = HedgeConf.port(address);
     String tokenFile = conf.getTrimmed(HedgeConf.TOKEN_FILE, "");
     try {
-      if (colon <= 0) {
+      if (port < 0) {
         throw new IllegalArgumentException(HedgeConf.ADDRESS + " = " + address
             + ": expected host:port");
       }
-      int port = Integer.parseInt(address.substring(colon + 1));
       if (tokenFile.isEmpty()) {
         throw new IllegalArgumentException(HedgeConf.TOKEN_FILE + " is not set");
       }
-      String token = new String(Files.readAllBytes(new File(tokenFile).toPath()),
-          StandardCharsets.UTF_8).trim();
+      String token = HedgeConf.readToken(tokenFile);
       String record = conf.getTrimmed(HedgeConf.RECORD_DIR, "");
-      return new ControlPlaneClient(address.substring(0, colon), port, token,
+      return new ControlPlaneClient(HedgeConf.host(address), port, token,
           conf.getInt(HedgeConf.DEADLINE_MS, HedgeConf.DEFAULT_DEADLINE_MS),
           conf.getLong(HedgeConf.BACKOFF_INITIAL_MS, HedgeConf.DEFAULT_BACKOFF_INITIAL_MS),
           conf.getLong(HedgeConf.BACKOFF_MAX_MS, HedgeConf.DEFAULT_BACKOFF_MAX_MS),
