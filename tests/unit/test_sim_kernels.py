@@ -57,7 +57,7 @@ def test_heartbeat_kernel_is_bit_identical_to_numpy(seed):
         live = _random_live(rng, 500, t, hw)
         ref, before = copy.deepcopy(live), copy.deepcopy(live)
         ended = np.flatnonzero(live.end <= t + EPS)
-        heartbeats_numpy(ref, t, step, ended, hw, kfp, latency)
+        heartbeats_numpy(ref, t, step, ended, hw, EPS, kfp, latency)
         kernels.heartbeats(t, step, hw, EPS, kfp, latency.table,
                            *(getattr(live, f) for f in _FIELDS))
         reported = live.k != before.k

@@ -418,7 +418,7 @@ class Simulator:
         (``hedge.sim.heartbeat.heartbeats_numpy``) when ``compiled`` is False."""
         live, hw = self.live, self.cluster.hw
         if not self.compiled:
-            heartbeats_numpy(live, t, step, ended, hw, self._kfp, self.latency)
+            heartbeats_numpy(live, t, step, ended, hw, EPS, self._kfp, self.latency)
             return
         kernels.heartbeats(t, step, hw, EPS, self._kfp, self.latency.table, live.nhb,
                            live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,

@@ -83,22 +83,20 @@ def last_received(
     return index, progress, sent, recv
 
 
-_EPS = 1e-9  # the engine's grid tolerance (hedge.sim.engine.EPS)
-
-
-def heartbeats_numpy(live, t: float, step: float, ended: np.ndarray, hw: float, kfp: int,
-                     latency: Latency) -> None:
+def heartbeats_numpy(live, t: float, step: float, ended: np.ndarray, hw: float, eps: float,
+                     kfp: int, latency: Latency) -> None:
     """Numpy reference of ``hedge.sim.kernels.heartbeats`` (same semantics, same results
     bit for bit): record in ``live`` (the engine's slot arrays) the reports sent in
-    ``(t - step, t]`` by attempts still running (not in ``ended``)."""
-    rows = np.flatnonzero(live.nhb <= t + _EPS)
+    ``(t - step, t]`` by attempts still running (not in ``ended``); ``eps``: the engine's
+    grid tolerance."""
+    rows = np.flatnonzero(live.nhb <= t + eps)
     if len(ended) and len(rows):
-        rows = rows[live.end[rows] > t + _EPS]
+        rows = rows[live.end[rows] > t + eps]
     if not len(rows):
         return
     start = live.start[rows]
     k_old = live.k[rows]
-    k_new = np.floor((t - start) / hw + _EPS).astype(np.int64)
+    k_new = np.floor((t - start) / hw + eps).astype(np.int64)
     w, r, W = live.w[rows], live.r[rows], live.W[rows]
     b = np.maximum(live.ws[rows], live.tw[rows])
 
