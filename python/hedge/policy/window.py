@@ -158,6 +158,14 @@ class _NodeHistory:
         self.local[ttype, node] = rows["local"][ok][order]
 
 
+def _tail_types(snap: Snapshot) -> list[int]:
+    """The task types at their wave's tail: every original of the type is launched (no
+    non-speculative attempt of it waits for a slot)."""
+    a = snap.attempts
+    waiting = (a.state == AttemptState.WAITING) & ~a.speculative
+    return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
+
+
 def _attempt_local(snap: Snapshot) -> np.ndarray:
     """Per attempt: its node holds the task's input (False when unknown)."""
     nodes = snap.job.input_nodes
@@ -369,10 +377,9 @@ class WindowPolicy(Policy):
         a, job = snap.attempts, snap.job
         known, cand = known_mask(snap), candidate_mask(snap)
         etd = estimate_ect("rate", a, snap.now) - a.start
-        waiting = (a.state == AttemptState.WAITING) & ~a.speculative
-        for ttype in (MAP, REDUCE):
+        for ttype in _tail_types(snap):
             of_type = a.task_type == ttype
-            if (waiting & of_type).any() or (of_type & (a.state == AttemptState.SUCCEEDED)).any():
+            if (of_type & (a.state == AttemptState.SUCCEEDED)).any():
                 continue
             values = np.concatenate([etd[known & of_type], job.completed_runtimes(ttype)])
             values = values[np.isfinite(values)]
@@ -394,7 +401,7 @@ class WindowPolicy(Policy):
             # at the wave's tail a task whose one copy also runs late may get a second
             recopied = np.isin(a.task, np.fromiter(self._recopied, np.int64,
                                                     len(self._recopied)))
-            tail = np.isin(a.task_type, HeteAwarePolicy._eligible_types(self, snap))
+            tail = np.isin(a.task_type, _tail_types(snap))
             first |= tail & copied & ~recopied & (attempts_per_task[a.task] == 2)
         cand = flagged & a.running & ~a.speculative & first & types
         remaining = task_end - snap.now
@@ -564,9 +571,7 @@ class HeteAwarePolicy(WindowPolicy):
     recopy = False  # one copy per task, as Hadoop
 
     def _eligible_types(self, snap: Snapshot) -> list[int]:
-        a = snap.attempts
-        waiting = (a.state == AttemptState.WAITING) & ~a.speculative
-        return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
+        return _tail_types(snap)
 
 
 # The rate detector flags ETD >= factor x mean ETD: LATE uses 1.2, Mantri 1.5. Copies cost
