@@ -447,10 +447,9 @@ class Simulator:
         self.a_end[aid] = self.t_finish[live.task[gone]]
         self.a_state[aid] = _KILLED
         self.a_state[live.aid[win_rows]] = _DONE
-        self._release(gone)
+        self._release(gone)  # the winners' slots among them: their jobs are marked changed
 
         jobs = self.t_job[uniq]
-        self.j_changed[jobs + 1] = True
         if self._gate is not None:
             self._job_stats(jobs, self.t_type[uniq].astype(np.int64), self.t_runtime[uniq])
         np.subtract.at(self.j_left, jobs, 1)

@@ -127,18 +127,17 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
             for i in range(n):
                 if tk == win_task[i]:
                     hit = True
-            if not hit:
-                continue
-        elif not t_done[tk]:
-            continue
-        if t_done[tk]:
+                    break
+        else:
+            hit = t_done[tk]
+        if hit:
             gone[n_gone] = s
             n_gone += 1
-            a_end[aid[s]] = t_finish[task[s]]
+            a_end[aid[s]] = t_finish[tk]
             a_state[aid[s]] = killed_state
     for i in range(n):
         a_state[aid[win_rows[i]]] = done_state
-    for g in range(n_gone):  # release the slots
+    for g in range(n_gone):  # release the slots (a winner's among them: its job changed)
         s = gone[g]
         slot_busy[s] = False
         busy_n[slot_node[s]] -= 1
@@ -159,7 +158,6 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
     for i in range(n):
         tk = win_task[i]
         j = t_job[tk]
-        j_changed[j + 1] = True
         if gate:
             c = j * 2 + t_type[tk]
             rt = t_runtime[tk]
