@@ -323,9 +323,11 @@ class WindowPolicy(Policy):
         """For each task getting its second copy, its running attempt with the latest
         estimated end: by the estimate it cannot finish first, so it is killed to free
         its slot (the task keeps two attempts, as with one copy)."""
+        if len(tasks) == 0:  # the usual launch: no second copy, no set test
+            return np.empty(0, dtype=np.int64)
         a = snap.attempts
         rows = np.flatnonzero(a.running & np.isin(a.task, tasks))
-        if len(tasks) == 0 or len(rows) == 0:
+        if len(rows) == 0:
             return np.empty(0, dtype=np.int64)
         end = estimate_ect(self.estimator, a, snap.now)[rows]
         end = np.where(np.isfinite(end), end, np.inf)
