@@ -125,9 +125,7 @@ class HadoopDefault(Policy):
         mean, std = float(done.mean()), float(done.std())
         running_tasks = np.unique(a.task[of_type])
         speculating = int((per_task[running_tasks] > 1).sum())
-        cap = max(self.minimum_allowed, self.proportion_total * n_type,
-                  self.proportion_running * len(running_tasks))
-        if speculating >= cap:
+        if speculating >= self._cap(n_type, len(running_tasks)):
             return -1
         runtime = end - a.start
         replacement_end = now + mean
@@ -138,6 +136,12 @@ class HadoopDefault(Policy):
             return -1
         rows = np.flatnonzero(ok)
         return int(a.task[rows[np.argmax(end[rows] - replacement_end)]])
+
+    def _cap(self, n_type: int, running: int) -> float:
+        """Running speculations a task type may have: ``max(minimum_allowed,
+        proportion_total x its tasks, proportion_running x its running tasks)``."""
+        return max(self.minimum_allowed, self.proportion_total * n_type,
+                   self.proportion_running * running)
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Per attempt: could it be ``decide``'s candidate? (conservative; hedge.model.batch)"""
@@ -178,7 +182,7 @@ class HadoopDefault(Policy):
 
         Distinct running tasks of a cell are the sum of ``1 / task_running`` over its rows;
         speculating ones, the same sum over rows whose task has more than one live attempt
-        (exact integers once rounded), so the cap is the one ``_pick`` computes.
+        (exact integers once rounded), so the cap is ``_pick``'s (``_cap``).
         """
         blocked = np.zeros(len(cell), dtype=bool)
         n_tasks = batch.n_tasks.ravel()
@@ -187,9 +191,7 @@ class HadoopDefault(Policy):
             share = 1.0 / np.maximum(batch.task_running[in_cell], 1)
             running = round(float(share.sum()))
             speculating = round(float(share[batch.task_attempts[in_cell] > 1].sum()))
-            cap = max(self.minimum_allowed, self.proportion_total * n_tasks[c],
-                      self.proportion_running * running)
-            if speculating >= cap:
+            if speculating >= self._cap(n_tasks[c], running):
                 blocked |= in_cell
         return blocked
 
