@@ -13,6 +13,9 @@ Prints, each measured in this run:
 - for the realism grid's FN misses: how far above the straggler bar the missed
   stragglers ran (the borderline cases no detector with a low FP can separate), and in
   how many cells fresh-rate misses more stragglers than rate by more than chance;
+- how many of those misses remain when fresh-rate is told the truth the AM cannot see:
+  each job's true straggler bar, each attempt's true nominal speed, or both (what limits
+  the realism grid: the estimates, or what happens after the last report);
 - median absolute run-time error of jvm/fresh/rate as ratios of legacy (JVM delay 1-10 s).
 """
 
@@ -27,7 +30,7 @@ from scipy.stats import binomtest
 from hedge.detect import study as S
 from hedge.detect.cli import target_summary
 from hedge.detect.estimation_error import estimation_error
-from hedge.detect.fresh import Z_LAST, duration_belief, rate_bar
+from hedge.detect.fresh import Z_LAST, duration_belief, rate_bar, sequential_flags
 
 BUDGET_S = 120.0
 REALISM = {"progress": "noisy:0.3", "jvm_delay": "1:10"}
@@ -171,6 +174,60 @@ def calibration(reps: int, seed: int) -> None:
                   f"{(z > 2).mean():7.3f}")
 
 
+def _oracle_flags(v: S.View, hb: S.Heartbeats, true_bar: bool, true_speed: bool,
+                  ) -> np.ndarray:
+    """fresh-rate's flags (rep, time, task) given the true bar and/or the true speed.
+
+    True speed: a running attempt with progress p > 0 at its last report (sent at st) is
+    estimated to end at ``st + (1 - p) x work``, its work time at the nominal speed; only
+    the speed changes after that report stay unknown (their uncertainty is kept, the
+    borrowed-rate spread is dropped). True bar: ``1.2 x`` the sum of the other tasks' true
+    durations ``/ (n - 1.2)``, with no uncertainty."""
+    ect, noise, spread = S._fresh_inputs(v)
+    if true_speed:
+        work = hb.work[:, None, :]
+        with np.errstate(invalid="ignore"):
+            running = v.candidates & (v.progress > 0) & (v.progress < 1)
+            ect = np.where(running, v.sent + (1 - v.progress) * work, ect)
+        spread = 0.0
+    belief = duration_belief(ect, v.start, v.sent, v.received, v.now, v.known, v.candidates,
+                             noise, spread)
+    bar, bar_sd, judged = rate_bar(belief, v.known)
+    if true_bar:
+        duration = (hb.end - hb.start)[:, None, :]
+        n = duration.shape[-1]
+        others = duration.sum(-1, keepdims=True) - duration
+        bar = np.broadcast_to(S.STRAGGLER_FACTOR * others / (n - S.STRAGGLER_FACTOR),
+                              v.known.shape)
+        bar_sd, judged = np.zeros_like(bar), np.ones_like(v.known)
+    return sequential_flags(belief, bar, bar_sd, v.candidates & judged)
+
+
+def oracles(reps: int, seed: int) -> None:
+    """fresh-rate's target misses on the realism grid when told what the AM cannot know."""
+    variants = {"as shipped": (False, False), "true bar": (True, False),
+                "true speed": (False, True), "both": (True, True)}
+    misses = {name: [0, 0] for name in variants}
+    configs = S.grid(**REALISM)
+    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
+                       strict=True):
+        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
+        times, valid = S.detection_times(hb)
+        v = S.observe(hb, times)
+        ok = valid[..., None]
+        rate_fp, rate_fn = (np.nanmean(r) for r in S.rates((S._rate(v) & ok).any(1),
+                                                           hb.straggler))
+        for name, (true_bar, true_speed) in variants.items():
+            flags = _oracle_flags(v, hb, true_bar, true_speed) & ok
+            fp, fn = (np.nanmean(r) for r in S.rates(flags.any(1), hb.straggler))
+            misses[name][0] += bool(rate_fp > 0.2 and fp > rate_fp / 5 + 1e-12)
+            misses[name][1] += bool(np.isfinite(rate_fn) and fn > rate_fn + 1e-9)
+    print(f"\n== realism grid seed {seed}: fresh-rate's FP / FN target misses when told the "
+          "truth")
+    for name, (fp_miss, fn_miss) in misses.items():
+        print(f"{name:>12}: FP misses {fp_miss:3d}, FN misses {fn_miss:3d}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repetitions", type=int, default=50)
@@ -197,6 +254,7 @@ def main() -> None:
         summarise(rows, f"noisy:0.3 + jvm-delay 1:10, seed {seed} ({role}; {cpu:.1f} s CPU)")
         borderline(args.repetitions, seed)
         calibration(args.repetitions, seed)
+        oracles(args.repetitions, seed)
 
     print("\n== run-time estimation error, JVM start-up 1-10 s, n=50, f=0.25, Pareto latency")
     print("(same (attempt, scan) pairs for all; 'own' = each over the pairs it covers)")

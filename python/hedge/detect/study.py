@@ -112,6 +112,7 @@ class Heartbeats:
     progress: np.ndarray
     n_regular: np.ndarray
     first_positive: np.ndarray  # index of the first heartbeat with progress > 0
+    work: np.ndarray  # truth no AM sees: work time at the nominal speed (s)
 
 
 def _work_progress(rng: np.random.Generator, work: np.ndarray, noise: float,
@@ -167,7 +168,7 @@ def simulate(cfg: StudyConfig, reps: int, rng: np.random.Generator) -> Heartbeat
     lat = _latency(rng, sent.shape) if cfg.latency == "pareto" else np.zeros(sent.shape)
     first_positive = np.argmax(progress > 0, axis=-1)
     return Heartbeats(start, start + duration, straggler, sent, sent + lat, progress,
-                      n_regular, first_positive)
+                      n_regular, first_positive, work)
 
 
 @dataclass
