@@ -34,6 +34,7 @@ Every value is checked; a bad one raises HedgeError naming the file, section and
 from __future__ import annotations
 
 import configparser
+import math
 import os
 import stat
 from dataclasses import replace
@@ -79,37 +80,26 @@ def token_warnings(path: str | Path) -> list[str]:
 
 
 def _number(parser: configparser.ConfigParser, file: Path, section: str, key: str,
-            kind: type, default: float) -> float:
-    text = parser.get(section, key, fallback=None)
-    if text is None or not text.strip():
+            kind: type, default: float, low: float = 0.0, high: float = math.inf,
+            unit: str = "") -> float:
+    """A numeric key of type ``kind`` in [low, high] (``default`` when absent or empty);
+    ``unit`` names what the value measures in the message (default: the type)."""
+    text = parser.get(section, key, fallback="").strip()
+    if not text:
         return default
+    what = unit or ("an integer" if kind is int else "a number")
+    expected = (f"{what} in [{low:g}, {high:g}]" if high < math.inf
+                else f"{what} >= {low:g}")
     try:
         value = kind(text)
     except ValueError:
-        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected a "
-                         f"{kind.__name__}") from None
-    if value < 0:
-        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected a value >= 0")
+        value = math.nan
+    if not low <= value <= high:
+        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected {expected}")
     return value
 
 
 _CLUSTER_KEYS = {"resourcemanager", "poll_interval", "max_age"}
-
-
-def _in_range(parser: configparser.ConfigParser, file: Path, section: str, key: str,
-              default: float, low: float, high: float) -> float:
-    """A float key in [low, high] (default when absent or empty)."""
-    text = parser.get(section, key, fallback="").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:
-        raise HedgeError(f"{file}: [{section}] {key} = {text!r}: expected seconds in "
-                         f"[{low:g}, {high:g}]")
-    return value
 
 
 def parse_resourcemanager(text: str, where: str = "resourcemanager") -> str:
@@ -139,9 +129,10 @@ def _cluster_settings(parser: configparser.ConfigParser, file: Path,
     rm = parser["cluster"].get("resourcemanager", "").strip()
     if rm:
         rm = parse_resourcemanager(rm, f"{file}: [cluster] resourcemanager")
-    interval = _in_range(parser, file, "cluster", "poll_interval", 10.0, 1.0, 3600.0)
-    max_age = _in_range(parser, file, "cluster", "max_age", max(60.0, interval), interval,
-                        86400.0)
+    interval = _number(parser, file, "cluster", "poll_interval", float, 10.0, 1.0, 3600.0,
+                       "seconds")
+    max_age = _number(parser, file, "cluster", "max_age", float, max(60.0, interval),
+                      interval, 86400.0, "seconds")
     return replace(config, resourcemanager=rm, rm_poll_interval=interval, rm_max_age=max_age)
 
 
