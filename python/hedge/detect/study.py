@@ -40,6 +40,7 @@ from hedge.estimate.runtime import (
     borrowed_rate_spread_arrays,
     fresh_arrays,
     legacy_arrays,
+    peer_rates,
     rate_arrays,
     speed_noise_arrays,
 )
@@ -246,13 +247,13 @@ def _rate(v: View) -> np.ndarray:
 
 def _fresh_inputs(v: View) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fresh ECTs, the job's speed noise and the borrowed rates' spread, for the fresh-*
-    rules."""
-    ect = fresh_arrays(v.start, v.progress, v.sent, v.first_progress_time, v.first_progress,
-                       v.now, v.min_reports)
-    noise = speed_noise_arrays(v.start, v.progress, v.sent, v.first_progress_time,
-                               v.first_progress, v.prev_progress, v.prev_sent, v.known)
-    spread = borrowed_rate_spread_arrays(v.start, v.progress, v.sent, v.first_progress_time,
-                                         v.first_progress)
+    rules (one :func:`peer_rates` serves all three: unknown tasks have no progress report,
+    so counting only the known ones changes nothing)."""
+    columns = (v.start, v.progress, v.sent, v.first_progress_time, v.first_progress)
+    peers = peer_rates(*columns, v.known)
+    ect = fresh_arrays(*columns, v.now, v.min_reports, peers=peers)
+    noise = speed_noise_arrays(*columns, v.prev_progress, v.prev_sent, v.known, peers=peers)
+    spread = borrowed_rate_spread_arrays(*columns, peers=peers)
     return ect, noise, spread
 
 

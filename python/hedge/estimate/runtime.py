@@ -130,6 +130,7 @@ def fresh_rate_arrays(
     first_progress: Array,
     min_reports: int = 1,
     jvm_evidence: float = 1.0,
+    peers: PeerRates | None = None,
 ) -> Array:
     """hedge's progress rate, measured up to the *send* time st of the last report.
 
@@ -148,9 +149,11 @@ def fresh_rate_arrays(
       rate (NaN) always.
 
     Either way the rate's time span ends at st, when p was true, not at the scan time.
-    NaN while p = 0 or no report arrived.
+    NaN while p = 0 or no report arrived. ``peers``: :func:`peer_rates` of these
+    attempts when the caller has them already.
     """
-    peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
+    if peers is None:
+        peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
     with np.errstate(divide="ignore", invalid="ignore"):
         launch = np.where(progress > 0, progress, np.nan) / (sent - start)
     single = np.where(peers.startup > jvm_evidence, peers.median, launch)
@@ -166,6 +169,7 @@ def borrowed_rate_spread_arrays(
     first_progress_time: Array,
     first_progress: Array,
     jvm_evidence: float = 1.0,
+    peers: PeerRates | None = None,
 ) -> Array:
     """Relative uncertainty of each attempt's fresh rate due to borrowing it from peers.
 
@@ -175,9 +179,11 @@ def borrowed_rate_spread_arrays(
     themselves: the root mean square of ``rate_j / median - 1`` over the attempts with
     two progress reports (along the last axis). 0 for attempts with a rate of their own
     (or none). Nothing is borrowed while fewer than ``MIN_PEERS`` peers have two reports
-    (:class:`PeerRates`), so the spread always rests on at least two rates.
+    (:class:`PeerRates`), so the spread always rests on at least two rates. ``peers`` as
+    in :func:`fresh_rate_arrays`.
     """
-    peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
+    if peers is None:
+        peers = peer_rates(start, progress, sent, first_progress_time, first_progress)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
         spread = np.sqrt(np.nanmean((peers.own / peers.median - 1.0) ** 2, axis=-1,
@@ -214,6 +220,7 @@ def fresh_arrays(
     first_progress: Array,
     now: float | Array,
     min_reports: int = 1,
+    peers: PeerRates | None = None,
 ) -> Array:
     """hedge's heartbeat-freshness-aware estimate.
 
@@ -224,10 +231,10 @@ def fresh_arrays(
     its final report is still in flight (capping it at t would inflate the job's mean
     run time by the network latency). An attempt that stops progressing but keeps
     reporting sees its rate, and so its ECT, move; one that falls silent is Hadoop's
-    task timeout's business.
+    task timeout's business. ``peers`` as in :func:`fresh_rate_arrays`.
     """
     rate = fresh_rate_arrays(start, progress, sent, first_progress_time, first_progress,
-                             min_reports)
+                             min_reports, peers=peers)
     with np.errstate(invalid="ignore"):
         ect = sent + (1.0 - progress) / rate
     return _finished(ect, progress, sent)
@@ -243,6 +250,7 @@ def speed_noise_arrays(
     prev_sent: Array,
     known: Array,
     jvm_evidence: float = 1.0,
+    peers: PeerRates | None = None,
 ) -> Array:
     """How much attempts' speeds change between reports: the job's evidence of noise.
 
@@ -257,10 +265,12 @@ def speed_noise_arrays(
     (Not their median: speeds that jump now and then leave most intervals unchanged, so
     the median is often about 0 while the rate still errs by tens of per cent.)
     0 under constant speed; NaN when no attempt has two rate intervals yet: no evidence
-    either way.
+    either way. ``peers``: :func:`peer_rates` of the ``known`` attempts, when the caller
+    has them already.
     """
-    peer_startup = peer_rates(start, progress, sent, first_progress_time, first_progress,
-                              known).startup
+    if peers is None:
+        peers = peer_rates(start, progress, sent, first_progress_time, first_progress, known)
+    peer_startup = peers.startup
     with np.errstate(invalid="ignore", divide="ignore"):
         recent = (progress - prev_progress) / (sent - prev_sent)
         since_fp = (prev_progress - first_progress) / (prev_sent - first_progress_time)
