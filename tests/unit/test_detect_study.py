@@ -74,6 +74,27 @@ def test_jvm_delay_holds_progress_at_zero() -> None:
     assert ((duration >= 27) & (duration <= 28)).all()
 
 
+def test_simulated_truth_reproduces_the_reports() -> None:
+    """The truth kept for oracle benchmarks (work, JVM delay, speed segments) is the one
+    that produced the heartbeats: integrating the segments gives every reported progress."""
+    cfg = StudyConfig(10, 20.0, 0.1, "uniform", "none", "noisy:0.3", "1:10")
+    hb = simulate(cfg, 4, np.random.default_rng(5))
+    seg = hb.segments
+    assert ((hb.jvm >= 1) & (hb.jvm <= 10)).all()
+    assert ((hb.work >= 18) & (hb.work <= 22)).all()
+    speed = seg.speed * hb.work[..., None]  # factors of the nominal speed
+    assert ((speed >= 0.7) & (speed <= 1.3)).all()
+    regular = np.arange(hb.sent.shape[-1]) < hb.n_regular[..., None]
+    for r, k in np.ndindex(hb.start.shape):
+        at = hb.sent[r, k][regular[r, k]] - hb.start[r, k] - hb.jvm[r, k]  # work time
+        done = np.array([np.sum(np.clip(np.fmin(t, seg.bounds[r, k, 1:]) - seg.bounds[r, k, :-1],
+                                        0, None) * seg.speed[r, k]) for t in at])
+        np.testing.assert_allclose(hb.progress[r, k][regular[r, k]], np.clip(done, 0, 1),
+                                   atol=1e-9)
+    assert simulate(StudyConfig(10, 20.0, 0.1, "uniform", "none"), 2,
+                    np.random.default_rng(5)).segments is None  # linear progress
+
+
 def test_observe_sees_the_last_received_report() -> None:
     cfg = StudyConfig(10, 20.0, 0.1, "uniform", "none")
     hb = simulate(cfg, 2, np.random.default_rng(3))

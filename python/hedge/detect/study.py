@@ -113,14 +113,29 @@ class Heartbeats:
     progress: np.ndarray
     n_regular: np.ndarray
     first_positive: np.ndarray  # index of the first heartbeat with progress > 0
-    work: np.ndarray  # truth no AM sees: work time at the nominal speed (s)
+    # truth no AM sees (for oracle benchmarks): work time at the nominal speed (s), JVM
+    # start-up delay (s), and the speed segments of noisy progress (None: linear)
+    work: np.ndarray
+    jvm: np.ndarray
+    segments: SpeedSegments | None
+
+
+@dataclass
+class SpeedSegments:
+    """Noisy progress of each (rep, task): speed ``speed[..., j]`` (progress per second)
+    from work time ``bounds[..., j]`` to ``bounds[..., j + 1]``; the last lasts forever."""
+
+    bounds: np.ndarray
+    speed: np.ndarray
 
 
 def _work_progress(rng: np.random.Generator, work: np.ndarray, noise: float,
-                   ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
-    """Progress as a function of time since the work began, and the time it reaches 1."""
+                   ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray,
+                              SpeedSegments | None]:
+    """Progress as a function of time since the work began, the time it reaches 1, and
+    the speed segments (None for linear progress)."""
     if noise == 0:
-        return (lambda tau: np.clip(tau / work[..., None], 0.0, 1.0)), work
+        return (lambda tau: np.clip(tau / work[..., None], 0.0, 1.0)), work, None
     k = int(np.ceil(1.5 * work.max() / (1 - noise) / SPEED_CHANGE_MEAN)) + 2
     gaps = rng.exponential(SPEED_CHANGE_MEAN, (*work.shape, k))
     gaps[..., -1] = np.inf  # the last speed holds until the end
@@ -137,7 +152,7 @@ def _work_progress(rng: np.random.Generator, work: np.ndarray, noise: float,
         base = at(reached, i, -1) + at(speed, i, -1) * (tau - at(bounds, i, -1))
         return np.clip(np.where(tau > 0, base, 0.0), 0.0, 1.0)
 
-    return progress, finish
+    return progress, finish, SpeedSegments(bounds, speed)
 
 
 def _latency(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -156,7 +171,7 @@ def simulate(cfg: StudyConfig, reps: int, rng: np.random.Generator) -> Heartbeat
     start = rng.uniform(low, high, shape) if cfg.starts == "skewed" else np.zeros(shape)
     jvm_low, jvm_high = parse_jvm_delay(cfg.jvm_delay)
     jvm = rng.uniform(jvm_low, jvm_high, shape)
-    progress_of, finish = _work_progress(rng, work, parse_progress(cfg.progress))
+    progress_of, finish, segments = _work_progress(rng, work, parse_progress(cfg.progress))
     duration = jvm + finish
     straggler = duration >= STRAGGLER_FACTOR * duration.mean(-1, keepdims=True)
     n_regular = np.ceil(duration / HEARTBEAT).astype(np.int64)  # j with hw j < duration
@@ -169,7 +184,7 @@ def simulate(cfg: StudyConfig, reps: int, rng: np.random.Generator) -> Heartbeat
     lat = _latency(rng, sent.shape) if cfg.latency == "pareto" else np.zeros(sent.shape)
     first_positive = np.argmax(progress > 0, axis=-1)
     return Heartbeats(start, start + duration, straggler, sent, sent + lat, progress,
-                      n_regular, first_positive, work)
+                      n_regular, first_positive, work, jvm, segments)
 
 
 @dataclass
