@@ -132,6 +132,20 @@ def test_settings_file_and_serve_check(tmp_path: Path, capsys) -> None:
     assert "no token file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    ("[limits]\nmax_rows = -3\n", r"\[limits\] max_rows = '-3': expected an integer >= 0"),
+    ("[limits]\nmax_rows = 2.5\n", r"max_rows = '2.5': expected an integer >= 0"),
+    ("[server]\nmetrics_interval = soon\n", r"metrics_interval = 'soon': expected a number"),
+    ("[server]\nmetrics_interval = nan\n", r"metrics_interval = 'nan': expected a number >= 0"),
+])
+def test_bad_numbers_in_the_settings_file_name_key_value_and_range(tmp_path: Path, line: str,
+                                                                    message: str) -> None:
+    ini = tmp_path / "hedge.ini"
+    ini.write_text(line)
+    with pytest.raises(HedgeError, match=message):
+        load_settings(ini)
+
+
 def test_metrics_line_is_logged_each_interval_and_idle_sessions_are_reaped(caplog) -> None:
     from hedge.server.session import Limits
 
