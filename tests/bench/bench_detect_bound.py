@@ -18,7 +18,7 @@ hedge's detectors do not assume, and that samples each running task's future:
   is a straggler and its end report arrives before the next scan: waiting loses it);
 - flag when ``P_i >= c_conf`` or ``L_i >= c_last``.
 
-Two levels of knowledge of each task's state at its last report:
+What the reference knows of each task's state at its last report (one run each):
 
 - ``hidden``: its true JVM delay, nominal work and the speed it was running at (more than
   any AM can know: heartbeats only carry progress);
@@ -120,7 +120,8 @@ def _am_state(rng: np.random.Generator, v: S.View, fresh_rate: np.ndarray, r: in
 
 def _typical_speed(rates: np.ndarray, progress: np.ndarray, sent: np.ndarray) -> float:
     """The job's median fresh rate; before any, the median launch rate ``p / sent`` of
-    the tasks with progress; before any progress, the one that ends at the latest report."""
+    the tasks with progress; before any progress, a speed that would have finished by the
+    latest report (nothing is known yet)."""
     if len(rates):
         return float(np.median(rates))
     started = progress > 0
