@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
 
 import numpy as np
 from scipy.stats import binomtest
@@ -101,18 +102,25 @@ def sweep(reps: int) -> None:
             S.STUDY_DETECTORS.update(saved)
 
 
+def realism_cells(reps: int, seed: int,
+                  ) -> Iterator[tuple[S.StudyConfig, S.Heartbeats, np.ndarray, S.View]]:
+    """Each realism-grid cell as the study draws it for ``seed``: its configuration, the
+    simulated jobs, which detection times are valid, and the AM's view at those times."""
+    configs = S.grid(**REALISM)
+    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
+                       strict=True):
+        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
+        times, valid = S.detection_times(hb)
+        yield cfg, hb, valid, S.observe(hb, times)
+
+
 def borderline(reps: int, seed: int) -> None:
     """The stragglers fresh-rate misses on the realism grid: how far above the bar they
     ran, and, per cell, whether fresh-rate misses more of them than rate by more than
     chance (paired on the same stragglers: one-sided sign test over those one detector
     caught and the other missed)."""
     excess, worse, significant = [], 0, 0
-    configs = S.grid(**REALISM)
-    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
-                       strict=True):
-        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
-        times, valid = S.detection_times(hb)
-        view = S.observe(hb, times)
+    for _, hb, valid, view in realism_cells(reps, seed):
         missed = {name: ~(S.STUDY_DETECTORS[name](view) & valid[..., None]).any(1)
                   & hb.straggler for name in ("fresh-rate", "rate")}
         duration = hb.end - hb.start
@@ -146,13 +154,8 @@ def calibration(reps: int, seed: int) -> None:
     The spread is robust (1.4826 x median absolute deviation): in 10-task jobs the speed
     noise is sometimes measured as about 0 from a handful of unchanged intervals, and those
     few pairs have huge z (they count in the tail columns)."""
-    configs = S.grid(**REALISM)
     by_d: dict[float, list[np.ndarray]] = {}
-    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
-                       strict=True):
-        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
-        times, valid = S.detection_times(hb)
-        v = S.observe(hb, times)
+    for cfg, hb, valid, v in realism_cells(reps, seed):
         ect, noise, spread = S._fresh_inputs(v)
         belief = duration_belief(ect, v.start, v.sent, v.received, v.now, v.known,
                                  v.candidates, noise, spread)
@@ -208,12 +211,7 @@ def oracles(reps: int, seed: int) -> None:
     variants = {"as shipped": (False, False), "true bar": (True, False),
                 "true speed": (False, True), "both": (True, True)}
     misses = {name: [0, 0] for name in variants}
-    configs = S.grid(**REALISM)
-    for cfg, ss in zip(configs, np.random.SeedSequence(seed).spawn(len(configs)),
-                       strict=True):
-        hb = S.simulate(cfg, reps, np.random.default_rng(ss))
-        times, valid = S.detection_times(hb)
-        v = S.observe(hb, times)
+    for _, hb, valid, v in realism_cells(reps, seed):
         ok = valid[..., None]
         rate_fp, rate_fn = (S._stat(r, np.mean) for r in S.rates((S._rate(v) & ok).any(1),
                                                                  hb.straggler))
