@@ -137,6 +137,7 @@ def test_settings_file_and_serve_check(tmp_path: Path, capsys) -> None:
     ("[limits]\nmax_rows = 2.5\n", r"max_rows = '2.5': expected an integer >= 0"),
     ("[server]\nmetrics_interval = soon\n", r"metrics_interval = 'soon': expected a number"),
     ("[server]\nmetrics_interval = nan\n", r"metrics_interval = 'nan': expected a number >= 0"),
+    ("[server]\ndata_port = 70000\n", r"data_port = '70000': expected a port in \[0, 65535\]"),
 ])
 def test_bad_numbers_in_the_settings_file_name_key_value_and_range(tmp_path: Path, line: str,
                                                                     message: str) -> None:

@@ -75,7 +75,6 @@ def _checks(a: AttemptTable, now: float) -> list[tuple[str, np.ndarray, str]]:
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
-
 class ReportHistory:
     """Remembers each attempt's last report across the scans of one job.
 

@@ -62,7 +62,8 @@ def _check_imkp(config) -> str:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Settings file (conf/hedge.ini format).")
 @click.option("--address", help="host:port of the Py4J endpoint [127.0.0.1:25334].")
-@click.option("--data-port", type=int, help="Port of the scan data channel [any free].")
+@click.option("--data-port", type=click.IntRange(0, 65535),
+              help="Port of the scan data channel [any free].")
 @click.option("--token-file", type=click.Path(dir_okay=False),
               help="File holding the shared auth token (required).")
 @click.option("--policy", help="Default policy for jobs that do not name one [adaptive].")

@@ -192,7 +192,8 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
                     if p.strip())
     config = replace(
         config,
-        data_port=int(_number(parser, file, "server", "data_port", int, 0)),
+        data_port=int(_number(parser, file, "server", "data_port", int, 0, 0, 65535,
+                              "a port")),
         policy=server.get("policy", config.policy).strip() or config.policy,
         allowed_policies=allowed,
         metrics_interval=_number(parser, file, "server", "metrics_interval", float, 60.0),
