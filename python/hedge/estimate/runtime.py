@@ -270,13 +270,12 @@ def speed_noise_arrays(
     """
     if peers is None:
         peers = peer_rates(start, progress, sent, first_progress_time, first_progress, known)
-    peer_startup = peers.startup
     with np.errstate(invalid="ignore", divide="ignore"):
         recent = (progress - prev_progress) / (sent - prev_sent)
         since_fp = (prev_progress - first_progress) / (prev_sent - first_progress_time)
         since_launch = prev_progress / (prev_sent - start)
         before = np.where(prev_sent > first_progress_time, since_fp,
-                          np.where(peer_startup <= jvm_evidence, since_launch, np.nan))
+                          np.where(peers.startup <= jvm_evidence, since_launch, np.nan))
         before = np.where((prev_progress > 0) & (before > 0), before, np.nan)
         change = np.where(known, np.abs(recent / before - 1.0), np.nan)
     with warnings.catch_warnings():
