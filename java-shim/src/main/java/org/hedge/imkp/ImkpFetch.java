@@ -40,7 +40,8 @@ final class ImkpFetch {
           + "or ship the file and set " + ImkpPartitioner.MAPPING + " instead");
     }
     String host = HedgeConf.host(address);
-    String token = readToken(conf, what);
+    String tokenFile = conf.getTrimmed(HedgeConf.TOKEN_FILE, "");
+    String token = readToken(tokenFile, what);
     int timeoutMs = conf.getInt(ImkpPartitioner.FETCH_TIMEOUT_MS, DEFAULT_TIMEOUT_MS);
     String from = "the control plane at " + address;
     byte[] answer;
@@ -49,7 +50,7 @@ final class ImkpFetch {
       gateway = ControlPlaneClient.gateway(host, port, token, timeoutMs);
       answer = ControlPlaneClient.entryPoint(gateway).mapping(name);
     } catch (RuntimeException e) {
-      throw new IOException(what + ": " + unreachable(from, e, conf), e);
+      throw new IOException(what + ": " + unreachable(from, e, tokenFile), e);
     } finally {
       if (gateway != null) {
         gateway.shutdown();
@@ -66,8 +67,7 @@ final class ImkpFetch {
     return ImkpMapping.parse(answer, what + " (from " + from + ")");
   }
 
-  private static String readToken(Configuration conf, String what) throws IOException {
-    String path = conf.getTrimmed(HedgeConf.TOKEN_FILE, "");
+  private static String readToken(String path, String what) throws IOException {
     if (path.isEmpty()) {
       throw new IOException(what + ": " + HedgeConf.TOKEN_FILE + " is not set; set it to the "
           + "file holding the token 'hedge serve --token-file' reads (a local path or a "
@@ -86,13 +86,12 @@ final class ImkpFetch {
    * Why the call failed, and what to check: the token when Py4J's authentication failed (Py4J
    * 0.10.9 reports it as an IOException "Authentication with callback server unsuccessful.").
    */
-  private static String unreachable(String from, Throwable e, Configuration conf) {
+  private static String unreachable(String from, Throwable e, String tokenFile) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof Py4JAuthenticationException || (t instanceof IOException
           && String.valueOf(t.getMessage()).startsWith("Authentication"))) {
-        return from + " refused the token in " + HedgeConf.TOKEN_FILE + " = "
-            + conf.getTrimmed(HedgeConf.TOKEN_FILE) + "; use the token file 'hedge serve "
-            + "--token-file' reads";
+        return from + " refused the token in " + HedgeConf.TOKEN_FILE + " = " + tokenFile
+            + "; use the token file 'hedge serve --token-file' reads";
       }
     }
     Throwable root = e;
