@@ -76,7 +76,7 @@ from hedge.detect.detectors import candidate_mask, known_mask
 from hedge.errors import HedgeError
 from hedge.estimate import ESTIMATORS, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.policy.allocation import AllocationProblem, allocate
+from hedge.policy.allocation import AllocationProblem, _ranges, allocate
 from hedge.policy.base import Policy, register
 
 
@@ -555,12 +555,8 @@ class WindowPolicy(Policy):
         lo = np.searchsorted(sorted_nodes, homes, side="left")
         hi = np.searchsorted(sorted_nodes, homes, side="right")
         counts = np.where(homes >= 0, hi - lo, 0)
-        flat_lo, flat_n = lo.ravel(), counts.ravel()
-        ends = np.cumsum(flat_n)
-        idx = np.repeat(flat_lo - (ends - flat_n), flat_n) + np.arange(int(ends[-1]) if
-                                                                        len(ends) else 0)
         ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=1))])
-        return ptr, order[idx]
+        return ptr, order[_ranges(lo.ravel(), counts.ravel())]
 
 
 @register
