@@ -98,15 +98,11 @@ final class ImkpFetch {
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    return "cannot fetch the mapping from " + from + " (" + describe(e)
-        + (root != e ? "; " + describe(root) : "") + "); check that 'hedge serve' runs there "
-        + "with [imkp] mappings set, that " + HedgeConf.ADDRESS + " and "
-        + HedgeConf.TOKEN_FILE + " match it, or ship the file and set "
-        + ImkpPartitioner.MAPPING + " instead";
-  }
-
-  private static String describe(Throwable e) {
-    return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+    return "cannot fetch the mapping from " + from + " (" + ControlPlaneClient.describe(e)
+        + (root != e ? "; " + ControlPlaneClient.describe(root) : "")
+        + "); check that 'hedge serve' runs there with [imkp] mappings set, that "
+        + HedgeConf.ADDRESS + " and " + HedgeConf.TOKEN_FILE + " match it, or ship the file "
+        + "and set " + ImkpPartitioner.MAPPING + " instead";
   }
 
   private static boolean startsWith(byte[] data, byte[] prefix) {

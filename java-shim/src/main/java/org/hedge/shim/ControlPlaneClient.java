@@ -448,7 +448,8 @@ public class ControlPlaneClient implements Closeable {
     }
   }
 
-  private static String describe(Throwable e) {
+  /** An exception for messages: its class's simple name and its message, if any. */
+  public static String describe(Throwable e) {
     return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
   }
 
