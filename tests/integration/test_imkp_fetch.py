@@ -13,19 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
 from hedge import javaenv
-from hedge.imkp.mapfile import Mapping, read_mapping
-from tests.integration.hadoop_job import (
-    local_job_conf,
-    require_java_side,
-    run_wordcount,
-)
+from hedge.imkp.mapfile import read_mapping
+from tests.integration.hadoop_job import require_java_side, run_wordcount
 from tests.integration.plugin_support import REPO, ServeProcess, write_token
-from tests.integration.test_imkp_wordcount import IMKP, zipf_text
+from tests.integration.test_imkp_wordcount import IMKP, assert_follows, run_failing, zipf_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -66,13 +60,6 @@ def fetches(serve: ServeProcess) -> int:
     return serve.log.read_text().count("event=imkp_fetch name=job.imkp ")
 
 
-def assert_follows(outputs: dict, mapping: Mapping) -> None:
-    assert [sum(outputs[r].values()) for r in range(REDUCERS)] == mapping.loads.tolist()
-    for r, counts in outputs.items():
-        routed = mapping.reducers_of(pa.array(list(counts), type=pa.string()))
-        assert np.all(routed == r), f"reducer {r} holds keys the mapping sends elsewhere"
-
-
 @pytest.mark.parametrize("version", javaenv.HADOOP_VERSIONS)
 def test_fetched_mapping_routes_like_the_file_once_per_map_task(served, version: str) -> None:
     root, serve, token, mapping = served
@@ -88,26 +75,17 @@ def test_fetched_mapping_routes_like_the_file_once_per_map_task(served, version:
         assert fetched == from_file
 
 
-def run_failing(root: Path, name: str, conf: list[str]) -> str:
-    version = javaenv.HADOOP_VERSIONS[-1]
-    out = root / name
-    args = [*local_job_conf(root), *conf, str(root / "in"), str(out), str(REDUCERS), IMKP]
-    result = javaenv.run_java("org.hedge.tools.WordCount", args, version)
-    assert result.returncode != 0, "the job must fail, not fall back to hash partitioning"
-    assert not (out / "_SUCCESS").exists()
-    return result.stdout + result.stderr
-
-
 def test_refused_name_and_wrong_token_fail_the_job_with_the_reason(served) -> None:
     root, serve, token, _ = served
-    log = run_failing(root, "out-refused", fetch_conf(serve, token, "../job.imkp"))
+    version = javaenv.HADOOP_VERSIONS[-1]
+    log = run_failing(version, root, fetch_conf(serve, token, "../job.imkp"), REDUCERS)
     assert (f"hedge.imkp.mapping.fetch=../job.imkp: the control plane at 127.0.0.1:"
             f"{serve.port} refused it: mapping name '../job.imkp' refused: expected a plain "
             "file name") in log
-    log = run_failing(root, "out-missing", fetch_conf(serve, token, "other.imkp"))
+    log = run_failing(version, root, fetch_conf(serve, token, "other.imkp"), REDUCERS)
     assert "refused it: mapping 'other.imkp' not found in the control plane's mappings" in log
 
     wrong = write_token(root / "wrong-token")
-    log = run_failing(root, "out-token", fetch_conf(serve, wrong))
+    log = run_failing(version, root, fetch_conf(serve, wrong), REDUCERS)
     assert (f"hedge.imkp.mapping.fetch=job.imkp: the control plane at 127.0.0.1:{serve.port} "
             f"refused the token in hedge.controlplane.token.file = {wrong}") in log
