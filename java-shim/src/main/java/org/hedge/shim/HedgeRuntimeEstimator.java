@@ -62,10 +62,12 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
   private final ConcurrentMap<String, Stats> completed = new ConcurrentHashMap<>();
   private volatile Clock clock = new SystemClock();
   private volatile float slowTaskThreshold = 1.0f;
+  private volatile AppContext context; // the AM, asked for attempts' states (null in tests)
 
   @Override
   public void contextualize(Configuration conf, AppContext context) {
     slowTaskThreshold = conf.getFloat(MRJobConfig.SPECULATIVE_SLOWTASK_THRESHOLD, 1.0f);
+    this.context = context;
     if (context != null && context.getClock() != null) {
       clock = context.getClock();
     }
@@ -121,7 +123,7 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
         o.firstProgress = p;
       }
     }
-    if (status.taskState == TaskAttemptState.SUCCEEDED && !o.finished) {
+    if (!o.finished && AttemptStates.of(context, status) == TaskAttemptState.SUCCEEDED) {
       o.finished = true;
       TaskId task = status.id.getTaskId();
       stats(task.getJobId(), task.getTaskType()).add(timestamp - o.start);

@@ -272,7 +272,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
 
   private void statusUpdate(TaskAttemptStatus status, long timestamp) {
     estimator.updateAttempt(status, timestamp);
-    tracker(status.id.getTaskId().getJobId(), -1).update(status, timestamp);
+    tracker(status.id.getTaskId().getJobId(), -1).update(status,
+        AttemptStates.of(context, status), timestamp);
   }
 
   private JobTracker tracker(JobId id, long createdMs) {

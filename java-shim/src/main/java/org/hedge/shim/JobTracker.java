@@ -174,9 +174,8 @@ final class JobTracker {
     }
   }
 
-  /** ATTEMPT_STATUS_UPDATE received at time ms. */
-  synchronized void update(TaskAttemptStatus status, long ms) {
-    TaskAttemptState state = status.taskState;
+  /** ATTEMPT_STATUS_UPDATE received at time ms; state: the attempt's ({@link AttemptStates}). */
+  synchronized void update(TaskAttemptStatus status, TaskAttemptState state, long ms) {
     Task t = task(status.id.getTaskId());
     if (t.done) {
       return;

@@ -40,7 +40,7 @@ class JobTrackerTest {
     s.id = id;
     s.progress = p;
     s.taskState = state;
-    tracker.update(s, ms);
+    tracker.update(s, state, ms);
   }
 
   @Test
