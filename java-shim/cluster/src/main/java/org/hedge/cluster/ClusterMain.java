@@ -88,6 +88,8 @@ public final class ClusterMain {
     conf.set(JHAdminConfig.MR_HISTORY_INTERMEDIATE_DONE_DIR, new File(history, "intermediate")
         .toURI().toString());
     conf.set(JHAdminConfig.MR_HISTORY_DONE_DIR, new File(history, "done").toURI().toString());
+    // Hadoop 3 writes binary Avro by default; hedge's .jhist reader takes the JSON form.
+    conf.set(JHAdminConfig.MR_HS_JHIST_FORMAT, "json");
     if (options.healthScript != null) {
       // The 2.x key names, which 3.x reads as its default script ("script") too.
       conf.set("yarn.nodemanager.health-checker.script.path", options.healthScript);

@@ -1,0 +1,127 @@
+"""hedge's speculator inside a real MRAppMaster on a real YARN cluster (MiniMRYarnCluster).
+
+Each job has an injected straggler (attempt 0 of map 0 works 20x slower while reporting
+progress). A ResourceManager, two NodeManagers and a JobHistoryServer run the job; the AM and
+every task are container JVMs; a real ``hedge serve`` decides. For each policy the job's own
+counters, completion events, AM log and the server's decision log must show that hedge (not
+the fallback) copied the straggler, the copy won, the straggler was killed, the output is the
+same as with speculation off and the job ended well before the straggler would have.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hedge.traces import read_attempts
+from tests.integration.plugin_support import ServeProcess, write_token
+from tests.integration.yarn_cluster import (
+    CLUSTER_VERSIONS,
+    JobRun,
+    MiniYarn,
+    expected_output,
+    hedge_settings,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.yarn]
+
+# Policies each Hadoop version runs: every policy on the newest, the default rule on the other.
+POLICIES = {"3.4.1": ("hadoop", "late", "adaptive"), "3.3.6": ("hadoop",)}
+MATRIX = [(v, p) for v in CLUSTER_VERSIONS for p in POLICIES[v]]
+# "Well before the straggler would have": at most this share of the job time without copies.
+WELL_BEFORE = 0.75
+
+
+@pytest.fixture(scope="module")
+def token(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_token(tmp_path_factory.mktemp("token") / "token")
+
+
+@pytest.fixture(scope="module")
+def serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One `hedge serve` for every job; each job names its policy (hedge.policy)."""
+    server = ServeProcess(token, tmp_path_factory.mktemp("serve") / "serve.log",
+                          policy="none").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def baselines(yarn_cluster) -> dict[str, JobRun]:
+    """Per version, the same job with speculation off (run once, on first use)."""
+    runs: dict[str, JobRun] = {}
+
+    class Lazy(dict):
+        def __missing__(self, version: str) -> JobRun:
+            run = yarn_cluster(version).run_job({"mapreduce.map.speculative": "false"})
+            runs[version] = run
+            self[version] = run
+            return run
+
+    return Lazy()
+
+
+def decisions(serve: ServeProcess, job_id: str) -> list[str]:
+    """The server's decision lines for one job."""
+    return [line for line in serve.log.read_text().splitlines()
+            if "event=decision" in line and f"job={job_id} " in line]
+
+
+def assert_no_fallback_in_am(run: JobRun, port: int, policy: str) -> None:
+    log = run.am_log()
+    assert f"control plane 127.0.0.1:{port}, policy {policy}" in log, log[-3000:]
+    for symptom in ("not usable", "refused job", "unavailable (", "Hadoop-default speculation"):
+        assert symptom not in log, f"AM log says {symptom!r}"
+
+
+@pytest.mark.parametrize("version", CLUSTER_VERSIONS)
+def test_without_speculation_the_straggler_decides_the_job_time(yarn_cluster, baselines,
+                                                                version: str) -> None:
+    run = baselines[version]
+    assert run.succeeded, run.client_log[-3000:]
+    assert run.output == expected_output()
+    assert run.counter("TOTAL_LAUNCHED_MAPS") == 4
+    assert run.seconds > 55, "the straggler works 60 s; the job cannot end before it"
+
+
+@pytest.mark.parametrize(("version", "policy"), MATRIX)
+def test_hedge_copies_the_straggler_in_a_real_application_master(
+        yarn_cluster, serve, token, baselines, version: str, policy: str) -> None:
+    cluster: MiniYarn = yarn_cluster(version)
+    run = cluster.run_job(hedge_settings(serve.port, token, policy))
+    assert run.succeeded, run.client_log[-3000:]
+
+    # hedge decided the copy: the server's decision log names map 0, the AM never fell back
+    lines = decisions(serve, run.job_id)
+    assert lines and all(re.search(r"tasks=\[0\] copies=1 ", line) for line in lines), lines
+    assert_no_fallback_in_am(run, serve.port, policy)
+    assert run.speculator_totals() == [(len(lines), 0)]
+
+    # the copy (attempt 1) won; the straggler (attempt 0) was killed, by the job's own record
+    assert run.attempt_status(0, 1) == "SUCCEEDED"
+    assert run.counter("TOTAL_LAUNCHED_MAPS") == 4 + len(lines)
+    assert run.counter("NUM_KILLED_MAPS") >= 1
+    (history,) = cluster.history_files(run.job_id)
+    attempts = read_attempts(history).to_pylist()
+    straggler = [a for a in attempts if a["attempt"].endswith("_m_000000_0")]
+    assert [a["state"] for a in straggler] == ["KILLED"]
+
+    # same output as without speculation, well before the straggler would have ended
+    baseline = baselines[version]
+    assert run.output == baseline.output == expected_output()
+    assert run.seconds < WELL_BEFORE * baseline.seconds, (run.seconds, baseline.seconds)
+
+
+@pytest.mark.parametrize("version", CLUSTER_VERSIONS)
+def test_policy_none_launches_no_copy(yarn_cluster, serve, token, version: str) -> None:
+    run = yarn_cluster(version).run_job(hedge_settings(serve.port, token, "none"))
+    assert run.succeeded, run.client_log[-3000:]
+    assert decisions(serve, run.job_id) == []
+    assert_no_fallback_in_am(run, serve.port, "none")
+    assert run.speculator_totals() == [(0, 0)]
+    assert run.counter("TOTAL_LAUNCHED_MAPS") == 4
+    assert run.output == expected_output()
+    assert re.search(rf"event=open session=\d+ job={run.job_id} policy=none ",
+                     serve.log.read_text())

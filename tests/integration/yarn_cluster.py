@@ -1,0 +1,214 @@
+"""A real YARN cluster for hedge's tests: MiniMRYarnCluster in a JVM of its own.
+
+``MiniYarn`` starts ``org.hedge.cluster.ClusterMain`` (java-shim/cluster): a ResourceManager,
+NodeManagers and a JobHistoryServer in one JVM, every container (the MRAppMaster, each task)
+a JVM of its own launched by a NodeManager. ``MiniYarn.run_job`` submits
+``org.hedge.cluster.StragglerJob`` from a separate client JVM; the mini cluster hands the
+client's classpath (hedge's shim jar among it) to every container, as an operator's
+``mapreduce.application.classpath`` would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hedge import javaenv
+from hedge.errors import HedgeError
+
+CLUSTER_VERSIONS = ("3.3.6", "3.4.1")
+READY_TIMEOUT_S = 240
+JOB_TIMEOUT_S = 420
+
+# The injected straggler: attempt 0 of map 0 works 20x slower than every other attempt
+# (10 records x 300 ms for a normal attempt, 10 x 6 s for the straggler).
+STRAGGLER_JOB = {"hedge.test.maps": "4", "hedge.test.records": "10",
+                 "hedge.test.record.ms": "300", "hedge.test.straggler.task": "0",
+                 "hedge.test.straggler.slowdown": "20"}
+
+
+def require_cluster_side(version: str) -> None:
+    """Skip, naming what is missing, when Java, the Hadoop jars or hedge's jars are absent."""
+    try:
+        javaenv.java_executable()
+        javaenv.hadoop_jars(version)
+        javaenv.shim_jar()
+        javaenv.cluster_jar()
+    except HedgeError as exc:
+        pytest.skip(f"needs the Java side: {exc}")
+
+
+def hedge_settings(port: int, token: Path, policy: str) -> dict[str, str]:
+    """Job settings that put hedge's speculator and estimator into the job's AM."""
+    return {
+        "yarn.app.mapreduce.am.job.speculator.class": "org.hedge.shim.HedgeSpeculator",
+        "yarn.app.mapreduce.am.job.task.estimator.class": "org.hedge.shim.HedgeRuntimeEstimator",
+        "hedge.controlplane.address": f"127.0.0.1:{port}",
+        "hedge.controlplane.token.file": str(token),
+        "hedge.policy": policy,
+        # two cores run the AM, up to five task JVMs and the server: allow a slow answer
+        "hedge.controlplane.deadline.ms": "1000",
+        "hedge.controlplane.backoff.max.ms": "4000",
+    }
+
+
+@dataclass
+class JobRun:
+    """A finished job: the client's summary, the job's output and the AM's log."""
+
+    summary: dict
+    output: dict[str, int]
+    am_logs: list[str]
+    client_log: str
+
+    @property
+    def job_id(self) -> str:
+        return self.summary["job"]
+
+    @property
+    def succeeded(self) -> bool:
+        return self.summary["state"] == "SUCCEEDED"
+
+    @property
+    def seconds(self) -> float:
+        """Job run time (AM start to finish), as the job's own status reports it."""
+        return (self.summary["finished"] - self.summary["started"]) / 1000
+
+    def counter(self, name: str) -> int:
+        matches = [v for k, v in self.summary["counters"].items() if k.endswith("/" + name)]
+        return matches[0] if matches else 0
+
+    def attempt_status(self, task: int, attempt: int) -> str | None:
+        """The completion status of map attempt ``attempt`` of map ``task`` (None: none)."""
+        suffix = f"_m_{task:06d}_{attempt}"
+        for event in self.summary["attempts"]:
+            if event["attempt"].endswith(suffix):
+                return event["status"]
+        return None
+
+    def am_log(self) -> str:
+        return "\n".join(self.am_logs)
+
+    def speculator_totals(self) -> list[tuple[int, int]]:
+        """(copies, fallback copies) from each AM attempt's 'speculator stopped' line."""
+        return [(int(m[1]), int(m[2])) for m in re.finditer(
+            r"hedge: speculator stopped; copies (\d+) \(fallback (\d+)\)", self.am_log())]
+
+
+class MiniYarn:
+    """ClusterMain as a child process; ``conf`` is the client configuration it wrote."""
+
+    def __init__(self, version: str, work: Path, nodemanagers: int = 2) -> None:
+        self.version, self.work, self.nodemanagers = version, work, nodemanagers
+        self.conf = work / "cluster.xml"
+        self.log = work / "cluster.log"
+        self.proc: subprocess.Popen[str] | None = None
+        self.jobs = 0
+
+    def java(self, main: str, args: list[str], heap: str) -> list[str]:
+        return javaenv.java_command(main, args, self.version,
+                                    extra_classpath=(javaenv.cluster_jar(),), heap=heap)
+
+    def start(self) -> MiniYarn:
+        self.work.mkdir(parents=True, exist_ok=True)
+        command = self.java("org.hedge.cluster.ClusterMain",
+                            ["--dir", str(self.work), "--nodemanagers", str(self.nodemanagers)],
+                            heap="1g")
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log,
+                                         stderr=subprocess.STDOUT, text=True, cwd=self.work)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not self.conf.is_file():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"mini cluster {self.version} did not start; log tail:\n"
+                                   f"{self.log.read_text()[-4000:]}")
+            time.sleep(0.5)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            self.proc.stdin.write("stop\n")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=90)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def submit(self, settings: dict[str, str]) -> tuple[subprocess.Popen[str], Path]:
+        """Start one StragglerJob client; returns the process and its job folder."""
+        self.jobs += 1
+        folder = self.work / f"job{self.jobs}"
+        folder.mkdir()
+        args = ["-conf", str(self.conf)]
+        for key, value in {**STRAGGLER_JOB, **settings}.items():
+            args += ["-D", f"{key}={value}"]
+        args += ["--out", (folder / "out").as_uri(), "--summary", str(folder / "summary.json")]
+        with (folder / "client.log").open("w") as log:
+            proc = subprocess.Popen(self.java("org.hedge.cluster.StragglerJob", args, "512m"),
+                                    stdout=log, stderr=subprocess.STDOUT, text=True,
+                                    cwd=folder)
+        return proc, folder
+
+    def finish(self, proc: subprocess.Popen[str], folder: Path) -> JobRun:
+        """Wait for a submitted job and gather what it left behind."""
+        try:
+            proc.wait(timeout=JOB_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        client_log = (folder / "client.log").read_text()
+        summary_file = folder / "summary.json"
+        if not summary_file.is_file():
+            raise AssertionError(f"job client exited {proc.returncode} without a summary:\n"
+                                 f"{client_log[-4000:]}")
+        summary = json.loads(summary_file.read_text())
+        return JobRun(summary, read_output(folder / "out"), self.am_logs(summary["job"]),
+                      client_log)
+
+    def run_job(self, settings: dict[str, str]) -> JobRun:
+        return self.finish(*self.submit(settings))
+
+    def application_dirs(self, job_id: str) -> list[Path]:
+        app = job_id.replace("job_", "application_", 1)
+        return sorted(self.work.glob(f"target/**/{app}"))
+
+    def am_logs(self, job_id: str) -> list[str]:
+        """The syslog of each AM attempt (container 000001 of attempt 01, 02, ...)."""
+        logs = []
+        for app in self.application_dirs(job_id):
+            for syslog in sorted(app.glob("container_*_000001/syslog")):
+                logs.append(syslog.read_text(errors="replace"))
+        return logs
+
+    def history_files(self, job_id: str) -> list[Path]:
+        return sorted((self.work / "history").glob(f"**/{job_id}-*.jhist"))
+
+
+def read_output(folder: Path) -> dict[str, int]:
+    """A job's text output (key TAB count) as a dict; {} when there is none."""
+    counts: dict[str, int] = {}
+    for part in sorted(folder.glob("part-r-*")):
+        for line in part.read_text().splitlines():
+            key, value = line.split("\t")
+            counts[key] = int(value)
+    return counts
+
+
+def expected_output() -> dict[str, int]:
+    """What StragglerJob must output: each record r emits key (31 r + k^2) mod 97, k < 50."""
+    maps, records = int(STRAGGLER_JOB["hedge.test.maps"]), int(STRAGGLER_JOB["hedge.test.records"])
+    counts: dict[str, int] = {}
+    for record in range(maps * records):
+        for k in range(50):
+            key = f"key-{(record * 31 + k * k) % 97}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
