@@ -148,6 +148,17 @@ def test_late_needs_a_free_slot_room_under_the_cap_and_a_minute_of_runtime():
         snapshot(101, capped, 10)).speculate_task.tolist() == []
 
 
+def test_slot_counts_unknown_to_a_live_am_do_not_read_as_a_full_cluster():
+    """Behind a real MRAppMaster the shim reports no slots (0 total): LATE and Mantri still
+    copy (found on MiniMRYarnCluster, where LATE never copied); Hadoop's caps apply in the shim."""
+    rows = [(0, R, 0, 0.9, 100), (1, R, 0, 0.8, 100), (3, R, 0, 0.1, 100)]
+    unknown = snapshot(101, rows, 4, free=0, total=0)
+    assert create("late").decide(unknown).speculate_task.tolist() == [3]
+    slow = [(1, R, 0, 0.1, 10), (2, R, 0, 0.5, 10)]
+    assert create("mantri").decide(
+        snapshot(10, slow, 4, maps_done=[20], free=0, total=0)).speculate_task.tolist() == [1]
+
+
 # ---------------------------------------------------------------- mantri
 def test_mantri_copies_tasks_outlasting_a_new_attempt_by_30s():
     # mean completed 20 s; task 1: rate 0.1/10 -> 90 s left (> 50); task 2: 10 s left

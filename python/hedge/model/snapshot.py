@@ -174,7 +174,12 @@ class JobFacts:
 
 @dataclass
 class ClusterFacts:
-    """What the control plane knows about the cluster (one value per node where arrays)."""
+    """What the control plane knows about the cluster (one value per node where arrays).
+
+    ``total_slots`` 0 means the slot counts are unknown: the MapReduce AM does not report
+    them, so behind a live AM a policy must not read "no free slot" into 0 (the shim caps
+    copies with Hadoop's mapreduce.job.speculative.* limits instead).
+    """
 
     total_slots: int
     free_slots: int
@@ -191,6 +196,10 @@ class ClusterFacts:
     # up (<= now: free). Window reservation predicts the slots freeing up from these.
     slot_node: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     slot_free_at: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def slots_known(self) -> bool:
+        return self.total_slots > 0
 
 
 @dataclass

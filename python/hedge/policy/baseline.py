@@ -288,7 +288,9 @@ class Late(Policy):
     type), the one with the longest time left gets one copy, placed away from slow nodes:
     nodes whose mean progress rate (over this job's attempts) is below the
     ``slow_node_threshold`` quantile go into ``avoid_nodes``. At most
-    ``speculative_cap`` x cluster slots copies of the job run at once.
+    ``speculative_cap`` x cluster slots copies of the job run at once. Behind a live AM,
+    which reports no slot counts, the free-slot test and this cap are left to the shim's
+    Hadoop caps.
     """
 
     name = "late"
@@ -304,7 +306,9 @@ class Late(Policy):
         a, now = snapshot.attempts, snapshot.now
         running = a.state == AttemptState.RUNNING
         copies = int((running & a.speculative).sum())
-        if snapshot.cluster.free_slots <= 0 or copies >= self.speculative_cap * snapshot.cluster.total_slots:
+        cluster = snapshot.cluster
+        if cluster.slots_known and (cluster.free_slots <= 0
+                                    or copies >= self.speculative_cap * cluster.total_slots):
             return Actions()
         rate, left = _rate_left(snapshot)
         known = running & np.isfinite(rate)
@@ -388,7 +392,8 @@ class Mantri(Policy):
         left = left - (now - a.report_sent)
         kills = self._prune(snapshot, running, left)
         waiting = (a.state == AttemptState.WAITING).any()
-        free = snapshot.cluster.free_slots
+        # unknown slots (live AM): every candidate, within the shim's Hadoop caps
+        free = snapshot.cluster.free_slots if snapshot.cluster.slots_known else len(a)
         if waiting or free <= 0:
             return Actions(kill_attempt=kills)
         per_task = _attempts_per_task(snapshot)
