@@ -200,6 +200,26 @@ def _collect_if_due() -> None:
         gc.collect(due[-1])
 
 
+class _AuthFailureLine(logging.Filter):
+    """py4j logs a client with the wrong token as an ERROR with a traceback, once per
+    connection attempt (an AM retries with back-off for the whole job). One warning line per
+    attempt says what it is and what to fix instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Could not authenticate connection"):
+            record.msg = ("event=auth_failed reason='wrong token: a client's "
+                          "hedge.controlplane.token.file does not hold this server's token'")
+            record.args, record.exc_info, record.exc_text = (), None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def _quiet_auth_failures() -> None:
+    py4j_log = logging.getLogger("py4j.clientserver")
+    if not any(isinstance(f, _AuthFailureLine) for f in py4j_log.filters):
+        py4j_log.addFilter(_AuthFailureLine())
+
+
 def _unblock_connections(gateway) -> None:  # noqa: ANN001 - py4j ClientServer
     """Shut down the sockets of open Py4J connections before py4j closes them.
 
@@ -355,6 +375,7 @@ class ControlPlaneService:
     def start(self) -> None:
         from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
 
+        _quiet_auth_failures()
         cfg = self.config
         available()  # import every policy module now, not inside the first client's deadline
         self._data = _DataServer((cfg.host, cfg.data_port), self)

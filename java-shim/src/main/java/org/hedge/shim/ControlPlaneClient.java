@@ -179,7 +179,7 @@ public class ControlPlaneClient implements Closeable {
         }
       }, null);
     } catch (Exception e) {
-      failed(now, "open session for " + jobId + ": " + describe(e));
+      failed(now, "open session for " + jobId + ": " + reason(e));
       resetPy4j();
       return null;
     }
@@ -449,6 +449,20 @@ public class ControlPlaneClient implements Closeable {
   }
 
   /** An exception for messages: its class's simple name and its message, if any. */
+  /**
+   * Why a call failed, for the log. A refused token is named as such, with the setting to fix:
+   * otherwise it reads like a dead server (Py4J wraps it in a channel error).
+   */
+  static String reason(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof py4j.Py4JAuthenticationException) {
+        return "wrong token: the server refused the token in " + HedgeConf.TOKEN_FILE
+            + "; it must hold the same token as the file hedge serve reads (--token-file)";
+      }
+    }
+    return describe(e);
+  }
+
   public static String describe(Throwable e) {
     return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
   }
