@@ -105,8 +105,9 @@ class JobRun:
 class MiniYarn:
     """ClusterMain as a child process; ``conf`` is the client configuration it wrote."""
 
-    def __init__(self, version: str, work: Path, nodemanagers: int = 2) -> None:
-        self.version, self.work, self.nodemanagers = version, work, nodemanagers
+    def __init__(self, version: str, work: Path, nodemanagers: int = 2, dfs: bool = False,
+                 ) -> None:
+        self.version, self.work, self.nodemanagers, self.dfs = version, work, nodemanagers, dfs
         self.conf = work / "cluster.xml"
         self.log = work / "cluster.log"
         self.proc: subprocess.Popen[str] | None = None
@@ -119,8 +120,8 @@ class MiniYarn:
     def start(self) -> MiniYarn:
         self.work.mkdir(parents=True, exist_ok=True)
         command = self.java("org.hedge.cluster.ClusterMain",
-                            ["--dir", str(self.work), "--nodemanagers", str(self.nodemanagers)],
-                            heap="1g")
+                            ["--dir", str(self.work), "--nodemanagers", str(self.nodemanagers),
+                             *(["--dfs"] if self.dfs else [])], heap="1g")
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log,
                                          stderr=subprocess.STDOUT, text=True, cwd=self.work)
@@ -175,6 +176,23 @@ class MiniYarn:
         return JobRun(summary, read_output(folder / "out"), self.am_logs(summary["job"]),
                       client_log)
 
+    def client(self, main: str, args: list[str], cwd: Path,
+               timeout: float = JOB_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        """Run a Hadoop client main class (a Tool) against this cluster, output captured."""
+        command = self.java(main, ["-conf", str(self.conf), *args], "512m")
+        return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+    def fs(self, *args: str) -> None:
+        """``hadoop fs ARGS`` on the cluster's default file system (HDFS with dfs=True)."""
+        result = self.client("org.apache.hadoop.fs.FsShell", list(args), self.work, timeout=120)
+        assert result.returncode == 0, f"hadoop fs {' '.join(args)}:\n{result.stderr[-2000:]}"
+
+    @property
+    def default_fs(self) -> str:
+        text = self.conf.read_text()
+        match = re.search(r"<name>fs\.defaultFS</name>\s*<value>([^<]+)</value>", text)
+        return match[1] if match else "file:///"
+
     def run_job(self, settings: dict[str, str]) -> JobRun:
         return self.finish(*self.submit(settings))
 
@@ -192,6 +210,21 @@ class MiniYarn:
 
     def history_files(self, job_id: str) -> list[Path]:
         return sorted((self.work / "history").glob(f"**/{job_id}-*.jhist"))
+
+
+def reducer_input_records(history: Path) -> dict[int, int]:
+    """REDUCE_INPUT_RECORDS of each reducer's successful attempt, from a JSON .jhist."""
+    records: dict[int, int] = {}
+    for line in history.read_text().splitlines():
+        if '"REDUCE_ATTEMPT_FINISHED"' not in line:
+            continue
+        event = next(iter(json.loads(line)["event"].values()))
+        reducer = int(re.search(r"_r_(\d+)_", event["attemptId"])[1])
+        for group in event["counters"]["groups"]:
+            for counter in group["counts"]:
+                if counter["name"] == "REDUCE_INPUT_RECORDS":
+                    records[reducer] = counter["value"]
+    return records
 
 
 def read_output(folder: Path) -> dict[str, int]:
