@@ -4,31 +4,30 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := .hedge-build
-VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' python/hedge/__init__.py)
-SHIM   := java-shim/target/hedge-shim-$(VERSION).jar
-JAVA_SOURCES := $(shell find java-shim/src -name '*.java') java-shim/pom.xml
 OUT    ?= out/demo
 export HEDGE_CACHE ?= $(HOME)/.cache/hedge
 
 .PHONY: setup demo test test-fast lint bench shim clean
 
-setup: $(STAMP)/system $(STAMP)/venv $(SHIM)
+setup: $(STAMP)/system $(STAMP)/venv shim
 
 $(STAMP)/system: scripts/setup-system.sh
 	scripts/setup-system.sh
 	@mkdir -p $(STAMP) && touch $@
 
-# pyspark (the `spark` extra) is installed from the sdist the jar fetch keeps in the cache.
-$(STAMP)/venv: setup.cfg pyproject.toml scripts/fetch_hadoop_jars.py
+$(STAMP)/venv: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) scripts/fetch_hadoop_jars.py
-	$(PY) -m pip install -q --find-links "$(HEDGE_CACHE)/downloads" -e '.[dev,spark]'
+	$(PY) -m pip install -q -e '.[dev,spark]'
 	@mkdir -p $(STAMP) && touch $@
 
-shim: $(SHIM)
-$(SHIM): $(JAVA_SOURCES) scripts/build-shim.sh scripts/hadoop-jars.sha256 $(STAMP)/venv $(STAMP)/system
-	PYTHON=$(PY) scripts/build-shim.sh
+# The Java side: shim jar, cluster jar, and the Hadoop classpaths in $(HEDGE_CACHE)/hadoop/.
+# Always run: build-shim.sh skips, in well under a second, whatever is up to date (each jar
+# against its pom and sources: java-shim/pom.xml and src/, java-shim/cluster/pom.xml and
+# src/; each classpath file against its pom), and so also notices a deleted cache or target/,
+# which file timestamps here could not.
+shim: $(STAMP)/system
+	scripts/build-shim.sh
 
 demo: setup
 	$(VENV)/bin/hedge --help
@@ -47,4 +46,4 @@ bench: setup
 	$(PY) tests/bench/run.py
 
 clean:
-	rm -rf $(STAMP) java-shim/target out
+	rm -rf $(STAMP) java-shim/target java-shim/cluster/target out

@@ -1,50 +1,67 @@
 #!/usr/bin/env bash
-# Build java-shim/target/hedge-shim-<version>.jar: the one build users and CI run.
+# Build hedge's Java side from Maven Central: the one build users and CI run (make shim).
 #
-# 1. fetch the verified Hadoop jars into the hedge cache (no-op when complete);
-# 2. put the jars the pom compiles against, and Py4J's jar from the venv's py4j wheel, into a
-#    Maven local repository inside the cache, under their real Maven Central coordinates with
-#    minimal poms (the jars' embedded poms name parents that are not available offline);
-# 3. mvn package with java-shim/maven-settings.xml (every repository mirrored to Debian's
-#    /usr/share/maven-repo for plugins and JUnit 5); runs the JUnit tests too, against the
-#    full Hadoop 2.7.3 runtime set.
-# Usage: scripts/build-shim.sh [extra mvn args]   (env: HEDGE_CACHE, PYTHON)
+# 1. java-shim/target/hedge-shim-<version>.jar: compiled against Hadoop 2.7.3 (provided),
+#    Py4J shaded in; `mvn package` runs the JUnit tests on the same 2.7.3 classpath;
+# 2. java-shim/cluster/target/hedge-cluster-<version>.jar: the mini-cluster test bed (3.4.1);
+# 3. one runtime classpath per tested Hadoop version, $HEDGE_CACHE/hadoop/<version>.classpath
+#    (':'-separated absolute jar paths, read by hedge.javaenv): 2.7.3 from java-shim/pom.xml,
+#    3.3.6 and 3.4.1 from java-shim/cluster/pom.xml.
+# Maven's local repository is $HEDGE_CACHE/m2 (default cache ~/.cache/hedge), with strict
+# checksums. Everything up to date is skipped: a jar newer than its pom and sources, a
+# classpath file whose pom, version and scope are unchanged and whose jars are all present.
+# Extra arguments go to both `mvn package` runs and force them (e.g. -DskipTests).
+# Usage: scripts/build-shim.sh [extra mvn args]   (env: HEDGE_CACHE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-.venv/bin/python}
 CACHE=${HEDGE_CACHE:-$HOME/.cache/hedge}
-REPO="$CACHE/m2"
-H273="$CACHE/hadoop/2.7.3"
+MVN=(mvn -B -q -C "-Dmaven.repo.local=$CACHE/m2")
+VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' python/hedge/__init__.py)
 
-"$PYTHON" scripts/fetch_hadoop_jars.py
-PY4J_JAR=$("$PYTHON" -c 'import glob, sys; print(glob.glob(sys.prefix + "/share/py4j/py4j*.jar")[0])')
-
-# install_jar GROUP ARTIFACT VERSION FILE: local-repo layout, rewritten only when it differs.
-install_jar() {
-  local dir="$REPO/${1//.//}/$2/$3"
-  mkdir -p "$dir"
-  if ! cmp -s "$4" "$dir/$2-$3.jar"; then
-    cp "$4" "$dir/$2-$3.jar.tmp" && mv "$dir/$2-$3.jar.tmp" "$dir/$2-$3.jar"
+# package MODULE ARTIFACT [mvn args]: `mvn package` unless the jar is newer than pom and src/.
+package() {
+  local module=$1 jar="$1/target/$2-$VERSION.jar"
+  shift 2
+  if (($# == 0)) && [[ -f $jar ]] &&
+      [[ -z $(find "$module/pom.xml" "$module/src" -newer "$jar" -print -quit 2>/dev/null) ]]; then
+    return
   fi
-  printf '<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></project>\n' \
-    "$1" "$2" "$3" > "$dir/$2-$3.pom"
+  "${MVN[@]}" -f "$module/pom.xml" package "$@"
+  [[ -f $jar ]] || { echo "build-shim: mvn package did not write $jar" >&2; exit 1; }
+  echo "build-shim: built $jar"
 }
 
-for artifact in hadoop-common hadoop-annotations hadoop-auth hadoop-hdfs \
-    hadoop-mapreduce-client-core hadoop-mapreduce-client-common hadoop-mapreduce-client-app \
-    hadoop-yarn-api hadoop-yarn-common; do
-  install_jar org.apache.hadoop "$artifact" 2.7.3 "$H273/$artifact-2.7.3.jar"
-done
-install_jar commons-logging commons-logging 1.1.3 "$H273/commons-logging-1.1.3.jar"
-install_jar com.google.guava guava 14.0.1 "$H273/guava-14.0.1.jar"
-install_jar com.google.protobuf protobuf-java 2.5.0 "$H273/protobuf-java-2.5.0.jar"
-install_jar log4j log4j 1.2.17 "$H273/log4j-1.2.17.jar"
-install_jar net.sf.py4j py4j 0.10.9.9 "$PY4J_JAR"
+# classpath POM HADOOP_VERSION SCOPE: write $CACHE/hadoop/<version>.classpath atomically.
+# The key (sha256 of the pom, the version and the scope) is stored beside it; a changed key or
+# a listed jar that has gone (a pruned Maven repository) means the file is written again.
+classpath() {
+  local pom=$1 version=$2 scope=$3
+  local out="$CACHE/hadoop/$version.classpath"
+  local key
+  key="$(sha256sum <"$pom" | cut -d' ' -f1) hadoop.version=$version includeScope=$scope"
+  if [[ -f $out && -f $out.key && $(<"$out.key") == "$key" ]] && all_present "$out"; then
+    return
+  fi
+  mkdir -p "$CACHE/hadoop"
+  # -DincludeScope (not -Dmdep.includeScope: the plugin ignores that name and would list
+  # every scope, JUnit included)
+  "${MVN[@]}" -f "$pom" dependency:build-classpath "-Dhadoop.version=$version" \
+    "-DincludeScope=$scope" "-Dmdep.outputFile=$out.tmp"
+  mv "$out.tmp" "$out"
+  printf '%s\n' "$key" >"$out.key.tmp" && mv "$out.key.tmp" "$out.key"
+  echo "build-shim: wrote $out ($(tr ':' '\n' <"$out" | wc -l) jars)"
+}
 
-# JUnit tests run against the whole verified Hadoop 2.7.3 runtime (the minimal poms above carry
-# no transitive dependencies; against Maven Central the real poms would bring them).
-TEST_CP=$(ls "$H273"/*.jar | paste -sd, -)
-cd java-shim
-mvn -B -q -s maven-settings.xml -Dmaven.repo.local="$REPO" \
-  -Dmaven.test.additionalClasspath="$TEST_CP" package "$@"
-ls -l target/hedge-shim-*.jar | grep -v original
+all_present() {
+  local jar
+  while IFS= read -r -d ':' jar; do
+    [[ -f $jar ]] || return 1
+  done < <(tr -d '\n' <"$1"; printf ':')
+}
+
+package java-shim hedge-shim "$@"
+package java-shim/cluster hedge-cluster "$@"
+# provided: Hadoop 2.7.3 and its transitive dependencies, not Py4J (the shim jar bundles it)
+classpath java-shim/pom.xml 2.7.3 provided
+classpath java-shim/cluster/pom.xml 3.3.6 runtime
+classpath java-shim/cluster/pom.xml 3.4.1 runtime

@@ -6,7 +6,7 @@
    trace-driven simulator, and the scan-gated policies on the real Google 2011 sample when
    ../shared/data is present: tables, OUT/*/report.html and OUT/*.json.
 2. The Java side end to end: WordCount in Hadoop's LocalJobRunner with the shim jar's
-   partitioner, on the real Hadoop 3.4.1 client jars.
+   partitioner, on Hadoop 3.4.1 (the classpath scripts/build-shim.sh writes).
 """
 
 from __future__ import annotations

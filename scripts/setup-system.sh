@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Install the Debian packages hedge needs (JDK, Maven and the Maven plugins / JUnit 5 that
-# Debian packages as a local repository). Does nothing when they are all present.
+# Install the Debian packages hedge needs: a JDK and Maven (Maven itself fetches the Hadoop,
+# Py4J, JUnit jars and its plugins from Maven Central). Does nothing when they are present.
 set -euo pipefail
-PACKAGES=(openjdk-17-jdk-headless maven libmaven-compiler-plugin-java libmaven-jar-plugin-java
-  libmaven-resources-plugin-java libsurefire-java libmaven-install-plugin-java
-  libmaven-shade-plugin-java junit5)
+PACKAGES=(openjdk-17-jdk-headless maven)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

@@ -1,8 +1,10 @@
-"""Where hedge's Java side lives: the Hadoop jar cache and the shim jar.
+"""Where hedge's Java side lives: the Hadoop classpaths, the shim and cluster jars, ``java``.
 
-The Hadoop jars are fetched and verified by ``scripts/fetch_hadoop_jars.py`` into
-``$HEDGE_CACHE/hadoop/<version>/`` (default cache ``~/.cache/hedge``). The shim jar is built
-by ``scripts/build-shim.sh`` into ``java-shim/target/``; ``$HEDGE_SHIM_JAR`` overrides it.
+``scripts/build-shim.sh`` (``make shim``) builds everything from Maven Central: the shim jar
+into ``java-shim/target/`` (``$HEDGE_SHIM_JAR`` overrides it), the mini-cluster test bed into
+``java-shim/cluster/target/``, and one runtime classpath per tested Hadoop version into
+``$HEDGE_CACHE/hadoop/<version>.classpath`` (default cache ``~/.cache/hedge``; the jars it
+lists live in the Maven repository ``$HEDGE_CACHE/m2``).
 """
 
 from __future__ import annotations
@@ -10,28 +12,63 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from hedge import __version__
 from hedge.errors import HedgeError
 
 REPO = Path(__file__).resolve().parents[2]
-HADOOP_VERSIONS = ("2.7.3", "3.4.1")
+# 2.7.3: what the shim compiles against (and the AM harness); 3.3.6 and 3.4.1: the mini cluster.
+HADOOP_VERSIONS = ("2.7.3", "3.3.6", "3.4.1")
+BUILD_HINT = "run scripts/build-shim.sh (or make shim)"
+
+# Hadoop 3.x (its RPC, shell, Kerberos and test clusters) reflects into these JDK internals;
+# on Java 17 that fails unless they are opened to the class path. Harmless on 2.7.3, so every
+# command gets them.
+JAVA17_OPENS: tuple[str, ...] = tuple(
+    f"--add-opens={package}=ALL-UNNAMED" for package in (
+        "java.base/java.lang",
+        "java.base/java.lang.reflect",
+        "java.base/java.io",
+        "java.base/java.net",
+        "java.base/java.nio",
+        "java.base/java.util",
+        "java.base/java.util.concurrent",
+        "java.base/java.util.concurrent.atomic",
+        "java.base/sun.nio.ch",
+        "java.base/sun.nio.cs",
+        "java.base/sun.security.action",
+        "java.base/sun.util.calendar",
+        "java.security.jgss/sun.security.krb5",
+    )
+)
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get("HEDGE_CACHE", Path.home() / ".cache" / "hedge"))
 
 
-def hadoop_jars(version: str) -> list[Path]:
-    """Every jar of one verified Hadoop set (sorted), or HedgeError saying how to get it."""
+def classpath_file(version: str) -> Path:
+    """The runtime classpath file build-shim.sh writes for one Hadoop version."""
     if version not in HADOOP_VERSIONS:
         raise HedgeError(f"Hadoop version '{version}': expected one of {HADOOP_VERSIONS}")
-    folder = cache_dir() / "hadoop" / version
-    if not (folder / ".complete").is_file():
-        raise HedgeError(f"Hadoop {version} jars not found in {folder}: run "
-                         "scripts/fetch_hadoop_jars.py (or make setup)")
-    return sorted(folder.glob("*.jar"))
+    return cache_dir() / "hadoop" / f"{version}.classpath"
+
+
+def hadoop_jars(version: str) -> list[Path]:
+    """The jars of one Hadoop version's runtime classpath (Hadoop and its dependencies)."""
+    path = classpath_file(version)
+    if not path.is_file():
+        raise HedgeError(f"Hadoop {version} classpath file {path} not found: {BUILD_HINT}")
+    jars = [Path(entry) for entry in path.read_text().strip().split(os.pathsep) if entry]
+    if not jars:
+        raise HedgeError(f"Hadoop {version} classpath file {path} is empty: {BUILD_HINT}")
+    for jar in jars:
+        if not jar.is_file():
+            raise HedgeError(f"{jar}, listed in {path}, not found (Maven repository pruned?): "
+                             f"{BUILD_HINT}")
+    return jars
 
 
 def shim_jar() -> Path:
@@ -39,8 +76,15 @@ def shim_jar() -> Path:
     override = os.environ.get("HEDGE_SHIM_JAR")
     path = Path(override) if override else REPO / "java-shim" / "target" / f"hedge-shim-{__version__}.jar"
     if not path.is_file():
-        raise HedgeError(f"hedge shim jar not found at {path}: run scripts/build-shim.sh "
-                         "(or make shim)")
+        raise HedgeError(f"hedge shim jar not found at {path}: {BUILD_HINT}")
+    return path
+
+
+def cluster_jar() -> Path:
+    """The built hedge-cluster jar (the mini-cluster test bed, never shipped)."""
+    path = REPO / "java-shim" / "cluster" / "target" / f"hedge-cluster-{__version__}.jar"
+    if not path.is_file():
+        raise HedgeError(f"hedge cluster jar not found at {path}: {BUILD_HINT}")
     return path
 
 
@@ -48,7 +92,7 @@ def shim_test_classes() -> Path:
     """Compiled test sources of the shim (drivers and harnesses used by integration tests)."""
     path = REPO / "java-shim" / "target" / "test-classes"
     if not path.is_dir():
-        raise HedgeError(f"{path} not found: run scripts/build-shim.sh (or make shim)")
+        raise HedgeError(f"{path} not found: {BUILD_HINT}")
     return path
 
 
@@ -65,6 +109,19 @@ def classpath(version: str, *extra: Path) -> str:
     return os.pathsep.join(str(e) for e in entries)
 
 
+def java_command(
+    main_class: str,
+    args: Sequence[str],
+    version: str,
+    extra_classpath: Sequence[Path] = (),
+    heap: str = "1g",
+    jvm_options: Sequence[str] = (),
+) -> list[str]:
+    """The full ``java`` command line for a main class against one Hadoop version."""
+    return [java_executable(), f"-Xmx{heap}", *JAVA17_OPENS, *jvm_options,
+            "-cp", classpath(version, *extra_classpath), main_class, *args]
+
+
 def run_java(
     main_class: str,
     args: list[str],
@@ -74,6 +131,5 @@ def run_java(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run a Java main class against one Hadoop version; output captured as text."""
-    command = [java_executable(), "-Xmx1g", "-cp", classpath(version, *extra_classpath),
-               main_class, *args]
+    command = java_command(main_class, args, version, extra_classpath)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd)

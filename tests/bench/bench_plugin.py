@@ -47,14 +47,16 @@ TARGET_P99_MS = 10.0
 
 def bench_size(rows: int, scans: int, port: int, token: Path, warmup: int = 60,
                ) -> dict[str, dict[str, float]]:
-    cp = javaenv.classpath("2.7.3", javaenv.shim_test_classes())
     # the JVM's defaults (G1) and an AM-sized heap: what yarn.app.mapreduce.am.command-opts
     # gives an AM unless someone tunes it
-    command = [javaenv.java_executable(), "-Xmx1g", f"-Dhedge.bench.warmup={warmup}", "-cp", cp,
-               "org.hedge.shim.harness.BenchMain", str(rows), str(scans),
-               "--conf", f"hedge.controlplane.address=127.0.0.1:{port}",
-               "--conf", f"hedge.controlplane.token.file={token}",
-               "--conf", "hedge.controlplane.deadline.ms=2000"]
+    command = javaenv.java_command(
+        "org.hedge.shim.harness.BenchMain",
+        [str(rows), str(scans),
+         "--conf", f"hedge.controlplane.address=127.0.0.1:{port}",
+         "--conf", f"hedge.controlplane.token.file={token}",
+         "--conf", "hedge.controlplane.deadline.ms=2000"],
+        "2.7.3", (javaenv.shim_test_classes(),), heap="1g",
+        jvm_options=(f"-Dhedge.bench.warmup={warmup}",))
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"BenchMain failed:\n{proc.stderr[-3000:]}")

@@ -110,8 +110,8 @@ def harness_args(address: str | None, token: Path | None, *args: str,
 
 
 def java_command(args: list[str]) -> list[str]:
-    cp = javaenv.classpath("2.7.3", javaenv.shim_test_classes())
-    return [javaenv.java_executable(), "-Xmx512m", "-cp", cp, HARNESS, *args]
+    return javaenv.java_command(HARNESS, args, "2.7.3", (javaenv.shim_test_classes(),),
+                                heap="512m")
 
 
 def run_harness(args: list[str], timeout: float = 120) -> HarnessRun:

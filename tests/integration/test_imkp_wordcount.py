@@ -1,4 +1,4 @@
-"""ImkpPartitioner in real MapReduce WordCount jobs (LocalJobRunner, Hadoop 2.7.3 and 3.4.1).
+"""ImkpPartitioner in real MapReduce WordCount jobs (LocalJobRunner, every tested Hadoop).
 
 Per-reducer input records (WordCount has no combiner, so a reducer's input is the sum of
 the counts it writes) must equal the loads the mapping predicted, every key must sit in the
