@@ -1,20 +1,20 @@
 """Node history from a real cluster: `hedge traces stats` and `hedge nodes rank` read what the
 JobHistoryServer keeps, from its `.jhist` files and from its REST API, and agree.
 
-The job: the straggler job under Hadoop's own DefaultSpeculator with hedge's runtime
+The REST API is a JobHistoryServer process of its own over the cluster's history folders
+(see yarn_cluster.HistoryServer). The job: the straggler job under Hadoop's own DefaultSpeculator with hedge's runtime
 estimator (no control plane), so the history holds a speculative attempt and a killed one.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
 import pytest
 
-from tests.integration.yarn_cluster import MiniYarn, expected_output
+from tests.integration.yarn_cluster import HistoryServer, MiniYarn, expected_output
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.yarn]
 
@@ -34,7 +34,7 @@ def finished(yarn_cluster):
     run = cluster.run_job({
         "yarn.app.mapreduce.am.job.task.estimator.class": "org.hedge.shim.HedgeRuntimeEstimator"})
     assert run.succeeded and run.output == expected_output(), run.client_log[-3000:]
-    (history,) = cluster.history_files(run.job_id)
+    history = cluster.history_file(run.job_id)
     return cluster, run, history
 
 
@@ -47,9 +47,11 @@ def test_traces_stats_reads_the_job_history_file(finished) -> None:
 
 def test_nodes_rank_reads_the_history_server_and_its_files_alike(finished) -> None:
     cluster, run, history = finished
-    address = re.search(r"<name>mapreduce\.jobhistory\.webapp\.address</name>\s*"
-                        r"<value>([^<]+)</value>", cluster.conf.read_text())[1]
+    server = HistoryServer(cluster).start()
+    try:
+        from_server = hedge("nodes", "rank", server.url, "--json")
+    finally:
+        server.stop()
     from_file = hedge("nodes", "rank", str(history), "--json")
-    from_server = hedge("nodes", "rank", f"http://{address}", "--json")
     assert from_file["attempts"] == from_server["attempts"] == 5
     assert [n["node"] for n in from_file["nodes"]] == [n["node"] for n in from_server["nodes"]]

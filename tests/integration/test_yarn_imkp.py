@@ -54,7 +54,7 @@ def wordcount(cluster: MiniYarn, local: Path, name: str, partitioner: str,
     assert result.returncode == 0, log[-4000:]
     job_id = re.search(r"Job (job_\d+_\d+) completed successfully", log)[1]
     cluster.fs("-get", f"/imkp/{name}", str(work / "out"))
-    (history,) = cluster.history_files(job_id)
+    history = cluster.history_file(job_id)
     return read_reducer_outputs(work / "out", REDUCERS), reducer_input_records(history)
 
 

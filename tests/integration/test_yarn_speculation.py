@@ -106,7 +106,7 @@ def test_hedge_copies_the_straggler_in_a_real_application_master(
     assert run.attempt_status(0, 1) == "SUCCEEDED"
     assert run.counter("TOTAL_LAUNCHED_MAPS") == 4 + len(lines)
     assert run.counter("NUM_KILLED_MAPS") >= 1
-    (history,) = cluster.history_files(run.job_id)
+    history = cluster.history_file(run.job_id)
     attempts = read_attempts(history).to_pylist()
     straggler = [a for a in attempts if a["attempt"].endswith("_m_000000_0")]
     assert [a["state"] for a in straggler] == ["KILLED"]

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import socket
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,8 +211,90 @@ class MiniYarn:
                 logs.append(syslog.read_text(errors="replace"))
         return logs
 
-    def history_files(self, job_id: str) -> list[Path]:
-        return sorted((self.work / "history").glob(f"**/{job_id}-*.jhist"))
+    def history_file(self, job_id: str) -> Path:
+        """A copy of the job's .jhist that stays put (a history server moves the original
+        from intermediate/ to done/ at any time); from /hedge/history on a dfs cluster."""
+        copy = self.work / "jhist" / f"{job_id}.jhist"
+        for _ in range(10):
+            if copy.is_file():
+                return copy
+            root = self.work / "history"
+            if self.dfs:
+                root = self.work / f"history-{job_id}"
+                shutil.rmtree(root, ignore_errors=True)
+                self.fs("-get", "/hedge/history", str(root))
+            found = sorted(root.glob(f"**/{job_id}-*.jhist"))
+            assert len(found) <= 1, found
+            try:
+                copy.parent.mkdir(exist_ok=True)
+                shutil.copyfile(found[0], copy)
+            except (IndexError, FileNotFoundError):  # not written yet, or moved meanwhile
+                time.sleep(1)
+        raise AssertionError(f"no .jhist for {job_id} under {self.work}")
+
+
+class HistoryServer:
+    """A JobHistoryServer in a JVM of its own, serving the cluster's job history.
+
+    MiniMRYarnCluster's own history server shares one JVM with the ResourceManager's and the
+    NodeManagers' web apps; Guice's filter is static, so its REST API (/ws/v1/history)
+    answers 404 there. This one reads the same done and intermediate folders.
+    """
+
+    def __init__(self, cluster: MiniYarn) -> None:
+        self.cluster = cluster
+        self.folder = cluster.work / "jhs"
+        self.port = free_port()
+        self.proc: subprocess.Popen[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> HistoryServer:
+        conf = self.folder / "conf"
+        conf.mkdir(parents=True, exist_ok=True)
+        text = self.cluster.conf.read_text()
+        for key, port in (("webapp.address", self.port), ("address", free_port()),
+                          ("admin.address", free_port())):
+            text = re.sub(rf"(<name>mapreduce\.jobhistory\.{re.escape(key)}</name>\s*<value>)"
+                          r"[^<]*", rf"\g<1>127.0.0.1:{port}", text)
+        (conf / "mapred-site.xml").write_text(text)
+        command = javaenv.java_command("org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer", [],
+                                       self.cluster.version, extra_classpath=(conf,),
+                                       heap="512m")
+        with (self.folder / "jhs.log").open("w") as log:
+            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                         cwd=self.folder)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not self.answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("history server did not start; log tail:\n"
+                                   f"{(self.folder / 'jhs.log').read_text()[-3000:]}")
+            time.sleep(0.5)
+        return self
+
+    def answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/ws/v1/history/info", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def reducer_input_records(history: Path) -> dict[int, int]:

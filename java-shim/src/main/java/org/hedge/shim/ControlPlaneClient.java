@@ -451,15 +451,16 @@ public class ControlPlaneClient implements Closeable {
   /** An exception for messages: its class's simple name and its message, if any. */
   /**
    * Why a call failed, for the log. A refused token is named as such, with the setting to fix:
-   * otherwise it reads like a dead server (Py4J 0.10.9 wraps the IOException "Could not
-   * authenticate connection" of its token check in "Error while obtaining a new communication
-   * channel").
+   * otherwise it reads like a dead server (Py4J 0.10.9 wraps its token check's IOException
+   * "Authentication with callback server unsuccessful." in "Error while obtaining a new
+   * communication channel").
    */
   static String reason(Throwable e) {
     for (Throwable c = e; c != null; c = c.getCause()) {
       String message = c.getMessage();
-      if (c instanceof py4j.Py4JAuthenticationException
-          || (message != null && message.startsWith("Could not authenticate connection"))) {
+      if (c instanceof py4j.Py4JAuthenticationException || (message != null
+          && (message.startsWith("Authentication with callback server unsuccessful")
+              || message.startsWith("Could not authenticate connection")))) {
         return "wrong token: the server refused the token in " + HedgeConf.TOKEN_FILE
             + "; it must hold the same token as the file hedge serve reads (--token-file)";
       }

@@ -1,5 +1,6 @@
 package org.hedge.shim;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,6 +15,20 @@ import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
 class ControlPlaneClientTest {
+  /** Py4J 0.10.9.9's exception for a refused token (seen against hedge serve) is named. */
+  @Test
+  void aRefusedTokenIsNamedWithTheSettingToFix() {
+    Exception refused = new py4j.Py4JException("Error while obtaining a new communication channel",
+        new java.io.IOException("Authentication with callback server unsuccessful."));
+    String reason = ControlPlaneClient.reason(refused);
+    assertTrue(reason.startsWith("wrong token: "), reason);
+    assertTrue(reason.contains(HedgeConf.TOKEN_FILE), reason);
+    Exception down = new py4j.Py4JException("Error while obtaining a new communication channel",
+        new java.net.ConnectException("Connection refused"));
+    assertEquals("Py4JException: Error while obtaining a new communication channel",
+        ControlPlaneClient.reason(down));
+  }
+
   /**
    * A control plane that accepts the session and then never reads: the shim's write of a frame
    * larger than both socket buffers blocks, and only the watchdog can end it.

@@ -84,10 +84,13 @@ public final class ClusterMain {
     conf.setInt(MRJobConfig.REDUCE_MEMORY_MB, TASK_MEMORY_MB);
     conf.set(MRJobConfig.MAP_JAVA_OPTS, "-Xmx200m " + opens);
     conf.set(MRJobConfig.REDUCE_JAVA_OPTS, "-Xmx200m " + opens);
-    File history = new File(options.dir, "history").getAbsoluteFile();
-    conf.set(JHAdminConfig.MR_HISTORY_INTERMEDIATE_DONE_DIR, new File(history, "intermediate")
-        .toURI().toString());
-    conf.set(JHAdminConfig.MR_HISTORY_DONE_DIR, new File(history, "done").toURI().toString());
+    // The history lives on the default file system (MiniMRYarnCluster qualifies these paths
+    // with it): DIR/history locally, /hedge/history on HDFS with --dfs.
+    String history = options.dfs ? "/hedge/history"
+        : new File(options.dir, "history").getAbsoluteFile().toURI().toString()
+            .replaceAll("/$", "");
+    conf.set(JHAdminConfig.MR_HISTORY_INTERMEDIATE_DONE_DIR, history + "/intermediate");
+    conf.set(JHAdminConfig.MR_HISTORY_DONE_DIR, history + "/done");
     // Hadoop 3 writes binary Avro by default; hedge's .jhist reader takes the JSON form.
     conf.set(JHAdminConfig.MR_HS_JHIST_FORMAT, "json");
     if (options.healthScript != null) {
