@@ -116,9 +116,9 @@ class MiniYarn:
         self.proc: subprocess.Popen[str] | None = None
         self.jobs = 0
 
-    def java(self, main: str, args: list[str], heap: str) -> list[str]:
+    def java(self, main: str, args: list[str], heap: str, *extra: Path) -> list[str]:
         return javaenv.java_command(main, args, self.version,
-                                    extra_classpath=(javaenv.cluster_jar(),), heap=heap)
+                                    extra_classpath=(javaenv.cluster_jar(), *extra), heap=heap)
 
     def start(self) -> MiniYarn:
         self.work.mkdir(parents=True, exist_ok=True)
@@ -181,8 +181,15 @@ class MiniYarn:
 
     def client(self, main: str, args: list[str], cwd: Path,
                timeout: float = JOB_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        """Run a Hadoop client main class (a Tool) against this cluster, output captured."""
-        command = self.java(main, ["-conf", str(self.conf), *args], "512m")
+        """Run a Hadoop client main class (a Tool) against this cluster, output captured.
+
+        The cluster's configuration is also on the classpath as core-site.xml: FsShell turns
+        off quiet mode and fails when no core-site.xml is found."""
+        site = self.work / "client-conf"
+        if not (site / "core-site.xml").is_file():
+            site.mkdir(exist_ok=True)
+            shutil.copyfile(self.conf, site / "core-site.xml")
+        command = self.java(main, ["-conf", str(self.conf), *args], "512m", site)
         return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
     def fs(self, *args: str) -> None:
@@ -301,7 +308,7 @@ def reducer_input_records(history: Path) -> dict[int, int]:
     """REDUCE_INPUT_RECORDS of each reducer's successful attempt, from a JSON .jhist."""
     records: dict[int, int] = {}
     for line in history.read_text().splitlines():
-        if '"REDUCE_ATTEMPT_FINISHED"' not in line:
+        if not line.startswith('{"type":"REDUCE_ATTEMPT_FINISHED"'):  # not the schema line
             continue
         event = next(iter(json.loads(line)["event"].values()))
         reducer = int(re.search(r"_r_(\d+)_", event["attemptId"])[1])
