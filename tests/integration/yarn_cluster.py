@@ -11,6 +11,7 @@ client's classpath (hedge's shim jar among it) to every container, as an operato
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -208,7 +209,7 @@ class MiniYarn:
 
     def application_dirs(self, job_id: str) -> list[Path]:
         app = job_id.replace("job_", "application_", 1)
-        return sorted(self.work.glob(f"target/**/{app}"))
+        return sorted(self.work.glob(f"**/{app}"))  # the mini NMs' and NodeManagerProcess
 
     def am_logs(self, job_id: str) -> list[str]:
         """The syslog of each AM attempt (container 000001 of attempt 01, 02, ...)."""
@@ -296,6 +297,78 @@ class HistoryServer:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+class NodeManagerProcess:
+    """A NodeManager in a JVM of its own, joined to a MiniYarn's ResourceManager, under its
+    own loopback address (127.0.0.N) as its host name, running hedge's health-check script.
+
+    The mini cluster's own NodeManagers share one JVM, one environment and one host name, so a
+    per-node health script cannot tell them apart; this one gets HEDGE_HOSTNAME = its host.
+    """
+
+    def __init__(self, cluster: MiniYarn, host: str, blacklist: Path,
+                 health_interval_ms: int = 1000) -> None:
+        self.cluster, self.host, self.blacklist = cluster, host, blacklist
+        self.interval_ms = health_interval_ms
+        self.folder = cluster.work / f"nm-{host}"
+        self.proc: subprocess.Popen[str] | None = None
+
+    def site(self) -> str:
+        """The cluster's configuration with this NodeManager's addresses, dirs and script."""
+        own = {
+            "yarn.nodemanager.hostname": self.host,
+            "yarn.nodemanager.address": f"{self.host}:0",
+            "yarn.nodemanager.localizer.address": f"{self.host}:0",
+            "yarn.nodemanager.webapp.address": f"{self.host}:0",
+            "yarn.nodemanager.local-dirs": str(self.folder / "local"),
+            "yarn.nodemanager.log-dirs": str(self.folder / "logs"),
+            "yarn.nodemanager.recovery.enabled": "false",
+            "mapreduce.shuffle.port": "0",
+            "yarn.nodemanager.health-checker.script.path":
+                str(javaenv.REPO / "scripts" / "hedge-health-check.sh"),
+            "yarn.nodemanager.health-checker.script.opts": str(self.blacklist),
+            "yarn.nodemanager.health-checker.interval-ms": str(self.interval_ms),
+        }
+        extra = "".join(f"<property><name>{k}</name><value>{v}</value></property>\n"
+                        for k, v in own.items())
+        return self.cluster.conf.read_text().replace("</configuration>",
+                                                     extra + "</configuration>")
+
+    def start(self) -> NodeManagerProcess:
+        conf = self.folder / "conf"
+        conf.mkdir(parents=True, exist_ok=True)
+        (conf / "yarn-site.xml").write_text(self.site())
+        command = javaenv.java_command("org.apache.hadoop.yarn.server.nodemanager.NodeManager",
+                                       [], self.cluster.version, extra_classpath=(conf,),
+                                       heap="512m")
+        env = {**os.environ, "HEDGE_HOSTNAME": self.host}
+        with (self.folder / "nm.log").open("w") as log:
+            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                         cwd=self.folder, env=env)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def rm_nodes(cluster: MiniYarn) -> dict[str, dict[str, str]]:
+    """The ResourceManager's node reports by host: {"state": ..., "health": ...}, over its
+    client RPC (org.hedge.cluster.NodeStates; the mini cluster's RM REST API answers 404)."""
+    result = cluster.client("org.hedge.cluster.NodeStates", [], cluster.work, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    nodes = {}
+    for line in result.stdout.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 4 and fields[0] == "NODE":  # not a log line
+            nodes[fields[1]] = {"state": fields[2], "health": fields[3]}
+    return nodes
 
 
 def free_port() -> int:
