@@ -89,6 +89,11 @@ def test_missing_trace_is_named(capsys):
     assert "--trace /no/such/file.csv: no such file" in capsys.readouterr().err
 
 
+def test_empty_trace_path_is_refused_not_replaced_by_the_default_workload(capsys):
+    assert main(["simulate", "--trace", "", "--quiet"]) == 2
+    assert "--trace '': expected the path of a trace file" in capsys.readouterr().err
+
+
 def test_fixed_deadline_and_blacklist_options(tmp_path):
     js = tmp_path / "d.json"
     assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", "--quiet",

@@ -76,6 +76,9 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
     """Simulate each policy on a trace or synthetic workload and print one table."""
     from hedge.report.table import format_table
 
+    if trace is not None and not trace.strip():
+        # an empty path (an unset shell variable) must not fall back to the default workload
+        raise HedgeError("--trace '': expected the path of a trace file")
     if trace and synthetic:
         raise HedgeError("give either --trace or --synthetic, not both")
     if trace and not Path(trace).exists():
