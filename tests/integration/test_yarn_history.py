@@ -14,7 +14,12 @@ import sys
 
 import pytest
 
-from tests.integration.yarn_cluster import HistoryServer, MiniYarn, expected_output
+from tests.integration.yarn_cluster import (
+    HistoryServer,
+    MiniYarn,
+    expected_output,
+    require_cluster_side,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.yarn]
 
@@ -29,13 +34,17 @@ def hedge(*args: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def finished(yarn_cluster):
-    cluster: MiniYarn = yarn_cluster(VERSION)
-    run = cluster.run_job({
-        "yarn.app.mapreduce.am.job.task.estimator.class": "org.hedge.shim.HedgeRuntimeEstimator"})
-    assert run.succeeded and run.output == expected_output(), run.client_log[-3000:]
-    history = cluster.history_file(run.job_id)
-    return cluster, run, history
+def finished(tmp_path_factory: pytest.TempPathFactory):
+    """A cluster of its own: the history server must hold this one job and no other."""
+    require_cluster_side(VERSION)
+    cluster = MiniYarn(VERSION, tmp_path_factory.mktemp("yarn-history")).start()
+    try:
+        run = cluster.run_job({"yarn.app.mapreduce.am.job.task.estimator.class":
+                               "org.hedge.shim.HedgeRuntimeEstimator"})
+        assert run.succeeded and run.output == expected_output(), run.client_log[-3000:]
+        yield cluster, run, cluster.history_file(run.job_id)
+    finally:
+        cluster.stop()
 
 
 def test_traces_stats_reads_the_job_history_file(finished) -> None:
