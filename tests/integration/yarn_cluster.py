@@ -291,12 +291,7 @@ class HistoryServer:
             return False
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        terminate(self.proc)
 
 
 class NodeManagerProcess:
@@ -349,13 +344,7 @@ class NodeManagerProcess:
         return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        terminate(self.proc)
 
 
 def rm_nodes(cluster: MiniYarn) -> dict[str, dict[str, str]]:
@@ -369,6 +358,17 @@ def rm_nodes(cluster: MiniYarn) -> dict[str, dict[str, str]]:
         if len(fields) == 4 and fields[0] == "NODE":  # not a log line
             nodes[fields[1]] = {"state": fields[2], "health": fields[3]}
     return nodes
+
+
+def terminate(proc: subprocess.Popen[str] | None) -> None:
+    """SIGTERM a daemon's process (its shutdown hook stops the service), SIGKILL after 30 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def free_port() -> int:
