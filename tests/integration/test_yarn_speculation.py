@@ -96,9 +96,12 @@ def test_hedge_copies_the_straggler_in_a_real_application_master(
     run = cluster.run_job({**hedge_settings(serve.port, token, policy), **PARAMS.get(policy, {})})
     assert run.succeeded, run.client_log[-3000:]
 
-    # hedge decided the copy: the server's decision log names map 0, the AM never fell back
+    # hedge decided the copy: the server's decision log names map 0, the AM never fell back.
+    # A policy may also copy a peer (LATE flagged map 3 once while its JVM was still starting:
+    # a low progress rate so far); every decision is one copy of one task.
     lines = decisions(serve, run.job_id)
-    assert lines and all(re.search(r"tasks=\[0\] copies=1 ", line) for line in lines), lines
+    copied = [int(m[1]) for line in lines if (m := re.search(r"tasks=\[(\d+)\] copies=1 ", line))]
+    assert len(copied) == len(lines) and 0 in copied, lines
     assert_no_fallback_in_am(run, serve.port, policy)
     assert run.speculator_totals() == [(len(lines), 0)]
 
