@@ -97,17 +97,20 @@ def test_hedge_copies_the_straggler_in_a_real_application_master(
     assert run.succeeded, run.client_log[-3000:]
 
     # hedge decided the copy: the server's decision log names map 0, the AM never fell back.
-    # A policy may also copy a peer (LATE flagged map 3 once while its JVM was still starting:
-    # a low progress rate so far); every decision is one copy of one task.
+    # A policy may also copy a peer, alone or in the same decision (LATE flagged map 3 once
+    # while its JVM was still starting; adaptive once decided tasks=[0,3]).
     lines = decisions(serve, run.job_id)
-    copied = [int(m[1]) for line in lines if (m := re.search(r"tasks=\[(\d+)\] copies=1 ", line))]
-    assert len(copied) == len(lines) and 0 in copied, lines
+    decided = [re.search(r"tasks=\[([\d,]+)\] copies=(\d+) ", line) for line in lines]
+    assert lines and all(decided), lines
+    assert 0 in {int(task) for m in decided for task in m[1].split(",")}, lines
     assert_no_fallback_in_am(run, serve.port, policy)
-    assert run.speculator_totals() == [(len(lines), 0)]
+    ((sent, fallback),) = run.speculator_totals()
+    # a copy for a task that has finished by the time it is applied is not sent
+    assert fallback == 0 and 1 <= sent <= sum(int(m[2]) for m in decided)
 
     # the copy (attempt 1) won; the straggler (attempt 0) was killed, by the job's own record
     assert run.attempt_status(0, 1) == "SUCCEEDED"
-    assert run.counter("TOTAL_LAUNCHED_MAPS") == 4 + len(lines)
+    assert 4 < run.counter("TOTAL_LAUNCHED_MAPS") <= 4 + sent
     assert run.counter("NUM_KILLED_MAPS") >= 1
     history = cluster.history_file(run.job_id)
     attempts = read_attempts(history).to_pylist()
