@@ -27,8 +27,6 @@ sys.path.insert(0, str(REPO))
 from tests.integration.plugin_support import ServeProcess, write_token  # noqa: E402
 from tests.integration.yarn_cluster import MiniYarn, hedge_settings  # noqa: E402
 
-PARAMS = {"late": {"hedge.late.min_elapsed": "5"}}  # as in test_yarn_speculation
-
 
 def simulate(history: Path, policies: list[str], out: Path) -> dict[str, float]:
     """Mean simulated job time per policy for one .jhist."""
@@ -54,8 +52,7 @@ def main() -> int:
             baseline = cluster.run_job({"mapreduce.map.speculative": "false"})
             measured = {"none": baseline.seconds}
             for policy in policies:
-                run = cluster.run_job({**hedge_settings(serve.port, work / "token", policy),
-                                       **PARAMS.get(policy, {})})
+                run = cluster.run_job(hedge_settings(serve.port, work / "token", policy))
                 measured[policy] = run.seconds if run.succeeded else float("nan")
             history = cluster.history_file(baseline.job_id)
             simulated = simulate(history, ["none", *policies], work / "sim.json")

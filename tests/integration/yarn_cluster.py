@@ -38,6 +38,11 @@ STRAGGLER_JOB = {"hedge.test.maps": "4", "hedge.test.records": "10",
                  "hedge.test.straggler.slowdown": "6"}
 
 
+# Policy parameters for a job of seconds: LATE copies only attempts older than min_elapsed
+# (60 s by default, as in the paper), longer than this whole job runs.
+POLICY_PARAMS = {"late": {"hedge.late.min_elapsed": "5"}}
+
+
 def require_cluster_side(version: str) -> None:
     """Skip, naming what is missing, when Java, the Hadoop jars or hedge's jars are absent."""
     try:
@@ -50,8 +55,10 @@ def require_cluster_side(version: str) -> None:
 
 
 def hedge_settings(port: int, token: Path, policy: str) -> dict[str, str]:
-    """Job settings that put hedge's speculator and estimator into the job's AM."""
+    """Job settings that put hedge's speculator and estimator into the job's AM, with the
+    policy's POLICY_PARAMS."""
     return {
+        **POLICY_PARAMS.get(policy, {}),
         "yarn.app.mapreduce.am.job.speculator.class": "org.hedge.shim.HedgeSpeculator",
         "yarn.app.mapreduce.am.job.task.estimator.class": "org.hedge.shim.HedgeRuntimeEstimator",
         "hedge.controlplane.address": f"127.0.0.1:{port}",
