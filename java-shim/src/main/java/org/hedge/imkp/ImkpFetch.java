@@ -1,6 +1,5 @@
 package org.hedge.imkp;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.apache.hadoop.conf.Configuration;
@@ -68,17 +67,10 @@ final class ImkpFetch {
   }
 
   private static String readToken(String path, String what) throws IOException {
-    if (path.isEmpty()) {
-      throw new IOException(what + ": " + HedgeConf.TOKEN_FILE + " is not set; set it to the "
-          + "file holding the token 'hedge serve --token-file' reads (a local path or a "
-          + "-files link name)");
-    }
     try {
       return HedgeConf.readToken(path);
     } catch (IOException e) {
-      throw new IOException(what + ": cannot read " + HedgeConf.TOKEN_FILE + " = " + path
-          + " (" + e + ") in " + new File(".").getAbsoluteFile().getParent() + "; give a path "
-          + "readable on every node, or ship the token with -files and name its link", e);
+      throw new IOException(what + ": " + e.getMessage(), e);
     }
   }
 

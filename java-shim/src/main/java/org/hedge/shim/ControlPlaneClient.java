@@ -185,13 +185,23 @@ public class ControlPlaneClient implements Closeable {
     }
     if (answer == null || answer.startsWith("ERROR")) {
       breaker.success();
-      throw new RefusedException(answer == null ? "empty answer" : answer.substring(5).trim());
+      throw new RefusedException((answer == null ? "empty answer" : answer.substring(5).trim())
+          + " (" + HedgeConf.POLICY + " = " + (policy.isEmpty() ? "unset: the server's default"
+          : policy) + ")");
     }
     String[] f = answer.trim().split(" ");
     try {
-      if (f.length != 5 || !"OK".equals(f[0]) || Integer.parseInt(f[4]) != WireFormat.VERSION
-          || f[2].length() != 32) {
+      if (f.length != 5 || !"OK".equals(f[0]) || f[2].length() != 32) {
         throw new NumberFormatException(answer);
+      }
+      int version = Integer.parseInt(f[4]);
+      if (version != WireFormat.VERSION) {
+        // Not an outage: retrying cannot help until one side is upgraded.
+        breaker.success();
+        throw new RefusedException("'hedge serve' at " + address() + " speaks wire version "
+            + version + ", this hedge-shim jar speaks " + WireFormat.VERSION + "; install the "
+            + "hedge-shim jar of the same hedge release as the control plane (or upgrade the "
+            + "control plane)");
       }
       Session s = new Session(Long.parseLong(f[1]), hex(f[2]), Integer.parseInt(f[3]));
       succeeded();
@@ -410,7 +420,8 @@ public class ControlPlaneClient implements Closeable {
       healthy = false;
       LOG.warn("hedge: control plane " + address() + " unavailable (" + reason + "); using "
           + "Hadoop-default speculation until it is back (retry in "
-          + (breaker.openUntil() - now) + " ms, backing off)");
+          + (breaker.openUntil() - now) + " ms, backing off); check that 'hedge serve' runs "
+          + "at " + HedgeConf.ADDRESS + " = " + address() + " and this host can reach it");
     } else {
       LOG.debug("hedge: control plane still unavailable: " + reason);
     }
@@ -465,7 +476,13 @@ public class ControlPlaneClient implements Closeable {
             + "; it must hold the same token as the file hedge serve reads (--token-file)";
       }
     }
-    return describe(e);
+    // Py4J wraps what went wrong ("Error while obtaining a new communication channel"):
+    // the root cause (Connection refused, UnknownHostException) is what an operator can fix.
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? describe(e) : describe(e) + " (" + describe(root) + ")";
   }
 
   public static String describe(Throwable e) {

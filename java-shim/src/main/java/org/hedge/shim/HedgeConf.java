@@ -57,10 +57,32 @@ public final class HedgeConf {
     return address.substring(0, address.lastIndexOf(':'));
   }
 
-  /** The shared auth token: the text of the {@link #TOKEN_FILE} file, trimmed. */
+  /**
+   * The shared auth token: the text of the {@link #TOKEN_FILE} file at {@code path}, trimmed.
+   *
+   * @throws IOException naming the property, its value and the fix when the path is empty, the
+   *     file cannot be read (from this JVM's working directory) or holds no token
+   */
   public static String readToken(String path) throws IOException {
-    return new String(Files.readAllBytes(new File(path).toPath()), StandardCharsets.UTF_8)
-        .trim();
+    if (path.isEmpty()) {
+      throw new IOException(TOKEN_FILE + " is not set; set it to the file holding the token "
+          + "'hedge serve --token-file' reads (a local path or a -files link name)");
+    }
+    String token;
+    try {
+      token = new String(Files.readAllBytes(new File(path).toPath()), StandardCharsets.UTF_8)
+          .trim();
+    } catch (IOException e) {
+      throw new IOException("cannot read " + TOKEN_FILE + " = " + path + " (" + e + ") in "
+          + new File(".").getAbsoluteFile().getParent() + "; give a path readable on every "
+          + "node by the user YARN containers run as, or ship the token with -files and name "
+          + "its link", e);
+    }
+    if (token.isEmpty()) {
+      throw new IOException(TOKEN_FILE + " = " + path + " is empty; expected the token "
+          + "'hedge serve --token-file' reads");
+    }
+    return token;
   }
 
   /** The configuration prefix of a policy's parameters: chronos-restart -> "hedge.chronos.". */

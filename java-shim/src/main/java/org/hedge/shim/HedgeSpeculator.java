@@ -142,16 +142,12 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       return null;
     }
     int port = HedgeConf.port(address);
-    String tokenFile = conf.getTrimmed(HedgeConf.TOKEN_FILE, "");
     try {
       if (port < 0) {
         throw new IllegalArgumentException(HedgeConf.ADDRESS + " = " + address
-            + ": expected host:port");
+            + ": expected host:port, the address 'hedge serve --address' listens on");
       }
-      if (tokenFile.isEmpty()) {
-        throw new IllegalArgumentException(HedgeConf.TOKEN_FILE + " is not set");
-      }
-      String token = HedgeConf.readToken(tokenFile);
+      String token = HedgeConf.readToken(conf.getTrimmed(HedgeConf.TOKEN_FILE, ""));
       String record = conf.getTrimmed(HedgeConf.RECORD_DIR, "");
       return new ControlPlaneClient(HedgeConf.host(address), port, token,
           conf.getInt(HedgeConf.DEADLINE_MS, HedgeConf.DEFAULT_DEADLINE_MS),

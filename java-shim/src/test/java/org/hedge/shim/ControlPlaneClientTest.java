@@ -15,7 +15,10 @@ import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
 class ControlPlaneClientTest {
-  /** Py4J 0.10.9.9's exception for a refused token (seen against hedge serve) is named. */
+  /**
+   * Py4J 0.10.9.9's exception for a refused token (seen against hedge serve) is named; any
+   * other failure names its root cause, which Py4J's own message hides.
+   */
   @Test
   void aRefusedTokenIsNamedWithTheSettingToFix() {
     Exception refused = new py4j.Py4JException("Error while obtaining a new communication channel",
@@ -25,8 +28,8 @@ class ControlPlaneClientTest {
     assertTrue(reason.contains(HedgeConf.TOKEN_FILE), reason);
     Exception down = new py4j.Py4JException("Error while obtaining a new communication channel",
         new java.net.ConnectException("Connection refused"));
-    assertEquals("Py4JException: Error while obtaining a new communication channel",
-        ControlPlaneClient.reason(down));
+    assertEquals("Py4JException: Error while obtaining a new communication channel "
+        + "(ConnectException: Connection refused)", ControlPlaneClient.reason(down));
   }
 
   /**
