@@ -21,22 +21,22 @@ import pyarrow.csv as pacsv
 from hedge.errors import HedgeError, where
 
 
-def open_text(path: Path) -> io.TextIOBase:
-    """Open a possibly gzip-compressed text file (detected from its magic bytes)."""
+def open_binary(path: Path) -> io.BufferedIOBase:
+    """Open a possibly gzip-compressed file for reading bytes (gzip told by its magic)."""
     with open(path, "rb") as f:
         magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a possibly gzip-compressed text file (detected from its magic bytes)."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace")
 
 
 def head_bytes(path: Path, n: int = 4096) -> bytes:
     """The first ``n`` bytes of the (decompressed) file, for format detection."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    opener = gzip.open if magic == b"\x1f\x8b" else open
     try:
-        with opener(path, "rb") as f:
+        with open_binary(path) as f:
             return f.read(n)
     except (OSError, EOFError) as exc:
         raise HedgeError(f"{path}: cannot read ({exc})") from exc

@@ -1,8 +1,8 @@
 """Which reader a trace file needs, decided from its first bytes; ``load`` and
 ``read_attempts`` dispatch on it.
 
-Formats (``detect`` names): ``jhist`` (first line ``Avro-Json``), ``rumen`` (JSON objects,
-optionally after a ``/* */`` comment), ``google_task_events`` (13 comma-separated fields),
+Formats (``detect`` names): ``jhist`` (first line ``Avro-Json`` or ``Avro-Binary``), ``rumen``
+(JSON objects, optionally after a ``/* */`` comment), ``google_task_events`` (13 comma-separated fields),
 ``google_job_events`` (8 fields, job level: not a task trace), ``alibaba2017_batch_task``
 (header ``task_create_time, ...``), ``alibaba2018_machine_meta`` / ``_usage`` (node tables:
 not task traces), ``swim`` (tab-separated ``jobN`` rows), ``tr`` (hawk/eagle: space-separated
@@ -56,7 +56,7 @@ def detect(path: str | Path) -> str:
     stripped = head.lstrip()
     if not stripped:
         raise HedgeError(f"{path}: empty file, expected a trace")
-    if stripped.startswith("Avro-Json"):
+    if stripped.startswith(jhist.ENCODINGS):
         return "jhist"
     if stripped.startswith("{") or stripped.startswith("/*"):
         return "rumen"

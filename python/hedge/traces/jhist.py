@@ -1,7 +1,14 @@
-"""MapReduce v2 job-history files (``.jhist``, "Avro-Json").
+"""MapReduce v2 job-history files (``.jhist``), in both of Hadoop's encodings.
 
-Line 1 is ``Avro-Json``, line 2 the Avro schema, then one JSON event per line:
-``{"type": T, "event": {"<record class>": {...}}}``. Used here:
+Line 1 names the encoding, line 2 is the Avro schema of an ``Event``, then the events:
+
+- ``Avro-Json`` (Hadoop 2's default): one JSON event per line,
+  ``{"type": T, "event": {"<record class>": {...}}}``; a nullable field's value is wrapped
+  as ``{"string": ...}``;
+- ``Avro-Binary`` (Hadoop 3's default, ``mapreduce.jobhistory.jhist.format``): the events
+  in Avro's binary encoding, one after another (decoded by ``hedge.traces.avro``).
+
+Used here:
 
 - ``JOB_SUBMITTED``: ``jobid``, ``submitTime``
 - ``MAP|REDUCE_ATTEMPT_STARTED``: ``attemptId``, ``taskid``, ``startTime``, ``trackerName``,
@@ -16,23 +23,29 @@ Times are ms since the epoch. A started attempt without an end event is censored
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from hedge.errors import HedgeError, where
 from hedge.traces.attempts import AttemptTrace, build_table, empty_check
-from hedge.traces.csvio import open_text
+from hedge.traces.avro import AvroError, Schema
+from hedge.traces.csvio import open_binary
 
 _END_STATES = {"FINISHED": "SUCCEEDED", "FAILED": "FAILED", "KILLED": "KILLED"}
+ENCODINGS = ("Avro-Json", "Avro-Binary")
+# The names that wrap a union's value in Avro's JSON encoding, besides records' full names.
+_AVRO_TYPE_NAMES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
 
-def _payload(event: dict) -> dict:
-    body = event.get("event")
-    if not isinstance(body, dict) or len(body) != 1:
-        return {}
-    inner = next(iter(body.values()))
-    return inner if isinstance(inner, dict) else {}
+def _plain(value: object) -> object:
+    """A union's value without the JSON encoding's ``{"type": value}`` wrapper."""
+    if isinstance(value, dict) and len(value) == 1:
+        (name, inner), = value.items()
+        if name in _AVRO_TYPE_NAMES or "." in name:
+            return inner
+    return value
 
 
 def _bytes_read(counters: object) -> float:
@@ -45,32 +58,71 @@ def _bytes_read(counters: object) -> float:
     return float("nan")
 
 
-def _number(info: dict, name: str, path: Path, lineno: int) -> float:
+def _number(info: dict, name: str, at: str) -> float:
     value = info.get(name)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise HedgeError(f"{where(path, lineno, name)}: expected a time in ms, found {value!r}")
+        raise HedgeError(f"{at}: field '{name}': expected a time in ms, found {value!r}")
     return float(value) / 1000.0
 
 
-def _events(path: Path):
-    """(line number, event dict) for every event line; checks the two header lines."""
-    with open_text(path) as f:
+def events(path: Path) -> Iterator[tuple[str, str, dict]]:
+    """(where, type, payload) of every event, where = ``file:line`` or ``file: byte N``;
+    checks the two header lines."""
+    with open_binary(path) as f:
         first = f.readline()
         if not first:
             raise HedgeError(f"{path}: empty file, expected a .jhist job history")
-        if first.strip() != "Avro-Json":
-            raise HedgeError(f"{where(path, 1)}: expected 'Avro-Json', found {first.strip()[:40]!r}")
-        f.readline()  # the Avro schema
-        for lineno, line in enumerate(f, start=3):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise HedgeError(f"{where(path, lineno)}: invalid JSON event ({exc.msg})") from exc
-            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                raise HedgeError(f"{where(path, lineno, 'type')}: expected an event with a type")
-            yield lineno, event
+        encoding = first.strip().decode("utf-8", errors="replace")
+        if encoding not in ENCODINGS:
+            raise HedgeError(f"{where(path, 1)}: expected 'Avro-Json' or 'Avro-Binary', "
+                             f"found {encoding[:40]!r}")
+        schema_line = f.readline()
+        if encoding == "Avro-Json":
+            yield from _json_events(path, f)
+        else:
+            header = first + schema_line  # so that offsets are the file's
+            yield from _binary_events(path, _schema(path, schema_line), header + f.read(),
+                                      len(header))
+
+
+def _schema(path: Path, line: bytes) -> Schema:
+    try:
+        return Schema(json.loads(line))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise HedgeError(f"{where(path, 2)}: expected the Avro schema of a job-history "
+                         f"event ({exc})") from exc
+
+
+def _json_events(path: Path, lines) -> Iterator[tuple[str, str, dict]]:
+    for lineno, raw in enumerate(lines, start=3):
+        line = raw.decode("utf-8", errors="replace")
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HedgeError(f"{where(path, lineno)}: invalid JSON event ({exc.msg})") from exc
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise HedgeError(f"{where(path, lineno, 'type')}: expected an event with a type")
+        payload = _plain(event.get("event"))
+        payload = payload if isinstance(payload, dict) else {}
+        yield where(path, lineno), event["type"], {k: _plain(v) for k, v in payload.items()}
+
+
+def _binary_events(path: Path, schema: Schema, data: bytes,
+                   pos: int) -> Iterator[tuple[str, str, dict]]:
+    while pos < len(data):
+        at = f"{path}: byte {pos}"
+        try:
+            event, pos = schema.read(data, pos)
+        except AvroError as exc:
+            raise HedgeError(f"{at}: the event does not decode against the file's schema "
+                             f"({exc}); the file is truncated or not a job history") from exc
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise HedgeError(f"{at}: expected an event record with a type, found "
+                             f"{str(event)[:80]!r}")
+        payload = event.get("event")
+        yield at, event["type"], payload if isinstance(payload, dict) else {}
 
 
 def read(path: Path) -> AttemptTrace:
@@ -78,10 +130,9 @@ def read(path: Path) -> AttemptTrace:
     started: dict[str, dict] = {}
     ended: list[tuple[str, str, float, str, float, int]] = []
     submit: dict[str, float] = {}
-    for lineno, event in _events(path):
-        kind, info = event["type"], _payload(event)
+    for at, kind, info in events(path):
         if kind == "JOB_SUBMITTED":
-            submit[str(info.get("jobid"))] = _number(info, "submitTime", path, lineno)
+            submit[str(info.get("jobid"))] = _number(info, "submitTime", at)
             continue
         head, _, tail = kind.partition("_ATTEMPT_")
         if head not in ("MAP", "REDUCE") or not tail:
@@ -90,26 +141,26 @@ def read(path: Path) -> AttemptTrace:
         if tail == "STARTED":
             started[attempt] = {
                 "task": str(info.get("taskid", "")), "type": head,
-                "start": _number(info, "startTime", path, lineno),
+                "start": _number(info, "startTime", at),
                 "node": str(info.get("trackerName") or ""),
-                "speculative": info.get("avataar") == "SPECULATIVE", "line": lineno}
+                "speculative": info.get("avataar") == "SPECULATIVE"}
         elif tail in _END_STATES:
-            end = _number(info, "finishTime", path, lineno)
+            end = _number(info, "finishTime", at)
             ended.append((attempt, _END_STATES[tail], end, str(info.get("hostname") or ""),
-                          _bytes_read(info.get("counters")), lineno))
+                          _bytes_read(info.get("counters")), at))
         else:
-            raise HedgeError(f"{where(path, lineno, 'type')}: unknown attempt event {kind!r}")
+            raise HedgeError(f"{at}: field 'type': unknown attempt event {kind!r}")
     cols: dict[str, list] = {k: [] for k in ("job", "task", "attempt", "node", "type", "start",
                                              "end", "state", "input_bytes")}
     known_spec: list[bool] = []
     done_tasks: set[str] = set()
-    for attempt, state, end, host, size, lineno in ended:
+    for attempt, state, end, host, size, at in ended:
         if attempt not in started:
-            raise HedgeError(f"{where(path, lineno, 'attemptId')}: attempt {attempt} ends "
-                             "without a STARTED event")
+            raise HedgeError(f"{at}: field 'attemptId': attempt {attempt} ends without a "
+                             "STARTED event")
         s = started.pop(attempt)
         if end < s["start"]:
-            raise HedgeError(f"{where(path, lineno, 'finishTime')}: attempt {attempt}: negative "
+            raise HedgeError(f"{at}: field 'finishTime': attempt {attempt}: negative "
                              f"duration ({end - s['start']:.3f} s)")
         task = s["task"]
         job = "job_" + task.split("_", 1)[1].rsplit("_", 2)[0] if task.count("_") >= 4 else ""

@@ -91,8 +91,8 @@ public final class ClusterMain {
             .replaceAll("/$", "");
     conf.set(JHAdminConfig.MR_HISTORY_INTERMEDIATE_DONE_DIR, history + "/intermediate");
     conf.set(JHAdminConfig.MR_HISTORY_DONE_DIR, history + "/done");
-    // Hadoop 3 writes binary Avro by default; hedge's .jhist reader takes the JSON form.
-    conf.set(JHAdminConfig.MR_HS_JHIST_FORMAT, "json");
+    // mapreduce.jobhistory.jhist.format stays Hadoop 3's default, binary Avro, as on the
+    // clusters hedge's users run: hedge reads the history the way they would.
     if (options.healthScript != null) {
       // The 2.x key names, which 3.x reads as its default script ("script") too.
       conf.set("yarn.nodemanager.health-checker.script.path", options.healthScript);
