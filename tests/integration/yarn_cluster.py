@@ -25,6 +25,7 @@ import pytest
 
 from hedge import javaenv
 from hedge.errors import HedgeError
+from hedge.traces import jhist
 
 CLUSTER_VERSIONS = ("3.3.6", "3.4.1")
 READY_TIMEOUT_S = 240
@@ -385,12 +386,11 @@ def free_port() -> int:
 
 
 def reducer_input_records(history: Path) -> dict[int, int]:
-    """REDUCE_INPUT_RECORDS of each reducer's successful attempt, from a JSON .jhist."""
+    """REDUCE_INPUT_RECORDS of each reducer's successful attempt, from a .jhist."""
     records: dict[int, int] = {}
-    for line in history.read_text().splitlines():
-        if not line.startswith('{"type":"REDUCE_ATTEMPT_FINISHED"'):  # not the schema line
+    for _, kind, event in jhist.events(history):
+        if kind != "REDUCE_ATTEMPT_FINISHED":
             continue
-        event = next(iter(json.loads(line)["event"].values()))
         reducer = int(re.search(r"_r_(\d+)_", event["attemptId"])[1])
         for group in event["counters"]["groups"]:
             for counter in group["counts"]:
