@@ -125,6 +125,20 @@ def test_select_weak_policies():
         rank_nodes(durations(groups), method="x")
 
 
+def test_nodes_that_do_not_differ_give_no_weak_node():
+    """All intervals overlap: every node is level 0, and none is slower than another."""
+    equal = {n: [0.0, 1.0, 2.0, 0.5] for n in ("a", "b", "c", "d")}
+    ranking = rank_nodes(durations(equal), method="band")
+    assert set(ranking.level) == {0}
+    for policy in ("level0", "top-k-std", "auto"):
+        assert select_weak(ranking, policy).tolist() == []
+    # a node with a wide interval overlapping the fastest node is level 0, but not weak
+    groups = {"fast": [0.0, 0.1, 0.2], "slow": [5.0, 5.1, 5.2], "wide": [-1.0, 5.0, 10.0]}
+    ranking = rank_nodes(durations(groups), method="band")
+    assert ranking.level.tolist() == [1, 0, 0]  # fast, slow, wide (sorted by name)
+    assert select_weak(ranking, "level0").tolist() == ["slow"]
+
+
 def test_planted_weak_nodes_rank_weakest():
     synthetic = synthetic_history(n_nodes=30, n_periods=1, period_days=4, jobs_per_day=10,
                                   seed=4, initial_weak=0.1)

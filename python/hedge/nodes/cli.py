@@ -86,7 +86,8 @@ def rank(history: tuple[str, ...], as_json: bool, by_type: bool, since: float | 
                  for c in ("mean", "std", "lo", "hi")]
         click.echo(f"{row['level']:>5} {row['node']:<40} {row['count']:>6} {' '.join(cells)}")
     click.echo(f"level sizes (-1 = unranked): {doc['level_sizes']}")
-    click.echo(f"weak ({weak_policy}): {', '.join(weak) or '(none)'}")
+    click.echo(f"weak ({weak_policy}): {', '.join(weak) or '(none)'}  [weak: level 0 and "
+               "reliably slower than some node; nodes that do not differ give none]")
     if halves:
         click.echo(f"halves: {doc['halves']}")
 

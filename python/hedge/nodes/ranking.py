@@ -174,18 +174,32 @@ def _loglogistic_intervals(z_sorted: np.ndarray, count: np.ndarray, offset: np.n
 
 
 def select_weak(ranking: NodeRanking, policy: str = "level0", k: int = 5) -> np.ndarray:
-    """Names of the weak nodes.
+    """Names of the weak nodes, chosen among the slower level-0 nodes.
 
-    ``level0``: every level-0 node. ``top-k-std``: the k level-0 nodes with the largest
-    std of normalised durations (level 0 can be large when intervals are wide).
-    ``auto``: level 0 when it has at most k nodes, otherwise top-k-std.
+    A level-0 node is a candidate only when some ranked node is reliably faster than it
+    (that node's interval lies entirely below its own). Level 0 alone would also hold every
+    node when nodes do not differ (no edges: all intervals overlap) and nodes whose interval
+    is merely wide; the published rule would then blacklist a whole healthy cluster.
+
+    ``level0``: every candidate. ``top-k-std``: the k candidates with the largest std of
+    normalised durations (level 0 can be large when intervals are wide). ``auto``: all
+    candidates when there are at most k, otherwise top-k-std.
     """
     if policy not in WEAK_POLICIES:
         raise HedgeError(f"weak policy {policy!r}: expected one of {', '.join(WEAK_POLICIES)}")
     if k < 0:
         raise HedgeError(f"weak policy k = {k}: expected k >= 0")
-    level0 = np.flatnonzero(ranking.level == 0)
+    level0 = slower_level0(ranking)
     if policy == "level0" or (policy == "auto" and len(level0) <= k):
         return ranking.nodes[level0]
     by_std = level0[np.argsort(-ranking.std[level0], kind="stable")]
     return ranking.nodes[by_std[:k]]
+
+
+def slower_level0(ranking: NodeRanking) -> np.ndarray:
+    """Indices of the level-0 nodes that some ranked node is reliably faster than."""
+    ranked = ranking.level != UNRANKED
+    if not ranked.any():
+        return np.array([], dtype=np.int64)
+    fastest_hi = ranking.hi[ranked].min()
+    return np.flatnonzero((ranking.level == 0) & (ranking.lo > fastest_hi))
