@@ -7,7 +7,8 @@ service takes from its default, 13562, whatever the configuration says).
 `hedge nodes watch` ranks a task history in which 127.0.0.3 is three times slower and
 publishes a blacklist naming it: the ResourceManager must report that node UNHEALTHY within
 the check interval (plus a heartbeat), a job started afterwards must run no container there,
-and emptying the blacklist must bring the node back.
+and once `hedge nodes watch` sees a history where the nodes do not differ, the blacklist it
+publishes is empty and the node comes back.
 """
 
 from __future__ import annotations
@@ -63,31 +64,37 @@ def wait_for_states(cluster: MiniYarn, wanted: dict[str, str], timeout: float) -
     raise AssertionError(f"nodes {states}, expected {wanted} within {timeout} s")
 
 
-def slow_node_history(path: Path) -> Path:
-    """20 jobs of 8 tasks over the two nodes; tasks on WEAK take three times as long."""
+def node_history(path: Path, weak_factor: float) -> Path:
+    """20 jobs of 8 tasks over the two nodes; tasks on WEAK take ``weak_factor`` times as
+    long."""
     rng = random.Random(1)
     rows = ["job,task,attempt,node,start,end,state"]
     for job in range(20):
         for task in range(8):
             node = GOOD if task % 2 else WEAK
-            duration = rng.uniform(9, 11) * (3 if node == WEAK else 1)
+            duration = rng.uniform(9, 11) * (weak_factor if node == WEAK else 1)
             rows.append(f"job{job},t{task},a{task},{node},{job * 100},"
                         f"{job * 100 + duration:.2f},SUCCEEDED")
     path.write_text("\n".join(rows) + "\n")
     return path
 
 
+def watch_once(history: Path, blacklist: Path, nodes: Path) -> list[str]:
+    """One round of `hedge nodes watch`; the nodes the blacklist it published names."""
+    watch = subprocess.run(
+        [sys.executable, "-m", "hedge.cli", "nodes", "watch", str(history), "--out",
+         str(blacklist), "--iterations", "1", "--interval", "1", "--min-dwell", "0",
+         "--max-fraction", "0.5", "--nodes", str(nodes)],
+        capture_output=True, text=True, timeout=120)
+    assert watch.returncode == 0, watch.stderr[-2000:]
+    return [line for line in blacklist.read_text().splitlines() if not line.startswith("#")]
+
+
 def test_blacklisted_node_goes_unhealthy_gets_no_container_and_comes_back(cluster) -> None:
     cluster, blacklist, work = cluster
-    (work / "nodes.txt").write_text(f"{GOOD}\n{WEAK}\n")
-    watch = subprocess.run(
-        [sys.executable, "-m", "hedge.cli", "nodes", "watch",
-         str(slow_node_history(work / "history.csv")), "--out", str(blacklist),
-         "--iterations", "1", "--interval", "1", "--min-dwell", "0", "--max-fraction", "0.5",
-         "--nodes", str(work / "nodes.txt")], capture_output=True, text=True, timeout=120)
-    assert watch.returncode == 0, watch.stderr[-2000:]
-    listed = [line for line in blacklist.read_text().splitlines() if not line.startswith("#")]
-    assert listed == [WEAK]
+    nodes = work / "nodes.txt"
+    nodes.write_text(f"{GOOD}\n{WEAK}\n")
+    assert watch_once(node_history(work / "slow.csv", 3.0), blacklist, nodes) == [WEAK]
 
     waited = wait_for_states(cluster, {WEAK: "UNHEALTHY", GOOD: "RUNNING"},
                              timeout=STATE_CHANGE_S)
@@ -101,5 +108,5 @@ def test_blacklisted_node_goes_unhealthy_gets_no_container_and_comes_back(cluste
     hosts = {event["tracker"].split("//")[1].split(":")[0] for event in run.summary["attempts"]}
     assert hosts == {GOOD}, hosts
 
-    blacklist.write_text("# hedge node blacklist, lifted by the test\n")
+    assert watch_once(node_history(work / "equal.csv", 1.0), blacklist, nodes) == []
     wait_for_states(cluster, {WEAK: "RUNNING", GOOD: "RUNNING"}, timeout=STATE_CHANGE_S)
