@@ -6,7 +6,11 @@
 # 2. java-shim/cluster/target/hedge-cluster-<version>.jar: the mini-cluster test bed (3.4.1);
 # 3. one runtime classpath per tested Hadoop version, $HEDGE_CACHE/hadoop/<version>.classpath
 #    (':'-separated absolute jar paths, read by hedge.javaenv): 2.7.3 from java-shim/pom.xml,
-#    3.3.6 and 3.4.1 from java-shim/cluster/pom.xml.
+#    3.3.6 and 3.4.1 from java-shim/cluster/pom.xml;
+# 4. $HEDGE_CACHE/hadoop/hadoop-mapreduce-examples-3.3.6.jar: the examples jobs (wordcount,
+#    teragen/terasort, ...) scripts/cluster.sh runs, on 3.3.6 and 3.4.1 alike (Maven Central
+#    has no hadoop-mapreduce-examples 3.4.0 or 3.4.1; the jar uses only the stable MapReduce
+#    API, and its dependencies are on every 3.x classpath above).
 # Maven's local repository is $HEDGE_CACHE/m2 (default cache ~/.cache/hedge), with strict
 # checksums. Everything up to date is skipped: a jar newer than its pom and sources, a
 # classpath file whose pom, version and scope are unchanged and whose jars are all present.
@@ -52,6 +56,20 @@ classpath() {
   echo "build-shim: wrote $out ($(tr ':' '\n' <"$out" | wc -l) jars)"
 }
 
+# examples HADOOP_VERSION: copy hadoop-mapreduce-examples from Maven Central (checksums
+# checked) into $CACHE/hadoop/ unless it is there already.
+examples() {
+  local version=$1
+  local out="$CACHE/hadoop/hadoop-mapreduce-examples-$version.jar"
+  [[ -f $out ]] && return
+  mkdir -p "$CACHE/hadoop"
+  "${MVN[@]}" -f java-shim/cluster/pom.xml dependency:copy \
+    "-Dartifact=org.apache.hadoop:hadoop-mapreduce-examples:$version:jar" \
+    "-DoutputDirectory=$CACHE/hadoop"
+  [[ -f $out ]] || { echo "build-shim: dependency:copy did not write $out" >&2; exit 1; }
+  echo "build-shim: copied $out"
+}
+
 all_present() {
   local jar
   while IFS= read -r -d ':' jar; do
@@ -65,3 +83,4 @@ package java-shim/cluster hedge-cluster "$@"
 classpath java-shim/pom.xml 2.7.3 provided
 classpath java-shim/cluster/pom.xml 3.3.6 runtime
 classpath java-shim/cluster/pom.xml 3.4.1 runtime
+examples 3.3.6

@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
-# The pseudo-distributed docker cluster with hedge (docker/docker-compose.yml).
+# A pseudo-distributed Hadoop cluster with hedge: NameNode, DataNode, ResourceManager, two
+# NodeManagers, JobHistoryServer and `hedge serve`, each a process of its own on the loopback
+# interface, from the Maven-resolved jars of `make shim` (logic: scripts/pseudo_cluster.py).
 #
-#   scripts/cluster.sh up          start HDFS, YARN, the JobHistory Server and `hedge serve`
-#   scripts/cluster.sh wordcount   run WordCount (hedge's speculator, ImKP partitioner) on it
-#   scripts/cluster.sh terasort    run TeraGen + TeraSort with hedge's speculator
-#   scripts/cluster.sh history     copy the finished jobs' .jhist files to docker/work/history
-#   scripts/cluster.sh down        stop and remove the cluster
+#   scripts/cluster.sh up [--ports standard|auto] [--port NAME=PORT]   start (and format HDFS)
+#   scripts/cluster.sh wordcount   examples WordCount with hedge's ImKP partitioner, checked
+#   scripts/cluster.sh terasort    examples teragen + terasort + teravalidate
+#   scripts/cluster.sh sleep [--speculation POLICY|hadoop-default|off]   hedge's straggler job
+#   scripts/cluster.sh history     hedge nodes rank on the JobHistoryServer's REST API
+#   scripts/cluster.sh status      each daemon's state
+#   scripts/cluster.sh down        stop everything it started (idempotent)
 #
-# Needs a running Docker engine and the images (apache/hadoop, python:3.11-slim) present
-# locally or pullable. Where no image registry is reachable (as on hedge's build machines),
-# it says so and exits non-zero before starting anything.
+# Global options before the command: --dir DIR (work dir; $HEDGE_CLUSTER_DIR, default
+# out/cluster), --hadoop 3.3.6|3.4.1 ($HEDGE_HADOOP_VERSION, default 3.4.1); `-h` after a
+# command lists its options. Python: $HEDGE_PYTHON, else .venv/bin/python (make setup).
+#
+# scripts/cluster.sh --docker up|wordcount|terasort|history|down: the docker-compose cluster
+# (docker/docker-compose.yml) instead; it needs a Docker engine and its images.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+case $0 in */*) ROOT=${0%/*}/.. ;; *) ROOT=.. ;; esac  # no dirname: PATH may lack it
+if [[ ${1:-} != --docker ]]; then  # (no cd: a relative --dir is the caller's)
+  PY=${HEDGE_PYTHON:-$ROOT/.venv/bin/python}
+  [[ -x $PY ]] || { echo "cluster: $PY not found: run make setup (or set HEDGE_PYTHON)" >&2; exit 1; }
+  exec "$PY" "$ROOT/scripts/pseudo_cluster.py" "$@"
+fi
+shift
+cd "$ROOT"
+
+# ---- the docker-compose cluster ----
 COMPOSE=()
 HADOOP_IMAGE=${HEDGE_HADOOP_IMAGE:-apache/hadoop:3.3.6}
 PYTHON_IMAGE=${HEDGE_PYTHON_IMAGE:-python:3.11-slim}
@@ -70,5 +86,5 @@ case "${1:-}" in
     preflight
     "${COMPOSE[@]}" down -v ;;
   *)
-    sed -n '2,14p' "$0"; exit 2 ;;
+    sed -n '2,21p' scripts/cluster.sh; exit 2 ;;
 esac

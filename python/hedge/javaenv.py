@@ -88,6 +88,20 @@ def cluster_jar() -> Path:
     return path
 
 
+# hadoop-mapreduce-examples (wordcount, teragen, terasort, ...), copied by build-shim.sh. Maven
+# Central has no 3.4.0 or 3.4.1 build of it; the 3.3.6 jar uses only the stable MapReduce API
+# and runs on every 3.x Hadoop here.
+EXAMPLES_VERSION = "3.3.6"
+
+
+def examples_jar() -> Path:
+    """The hadoop-mapreduce-examples jar in the hedge cache."""
+    path = cache_dir() / "hadoop" / f"hadoop-mapreduce-examples-{EXAMPLES_VERSION}.jar"
+    if not path.is_file():
+        raise HedgeError(f"Hadoop examples jar {path} not found: {BUILD_HINT}")
+    return path
+
+
 def shim_test_classes() -> Path:
     """Compiled test sources of the shim (drivers and harnesses used by integration tests)."""
     path = REPO / "java-shim" / "target" / "test-classes"

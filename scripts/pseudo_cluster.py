@@ -1,0 +1,908 @@
+"""A pseudo-distributed Hadoop cluster with hedge, one process per daemon (scripts/cluster.sh).
+
+``up`` writes a configuration under the work dir (``--dir``, ``$HEDGE_CLUSTER_DIR``, default
+``out/cluster``) and starts, from the Maven-resolved jars of one Hadoop version (``--hadoop``,
+``$HEDGE_HADOOP_VERSION``, default 3.4.1): a NameNode (formatted on the first ``up``), a
+DataNode, a ResourceManager, two NodeManagers, a JobHistoryServer and ``hedge serve``; each
+is a process of its own (its own session: ``down`` signals its whole process group), its pid
+in ``DIR/pids/NAME.pid``, its output in ``DIR/logs/NAME.log``. The masters listen on
+127.0.0.1; the NodeManagers on 127.0.0.2 and 127.0.0.3, still the loopback interface, so the
+ResourceManager, the job history and hedge's node ranking and blacklist see two nodes. hedge's
+shim jar is on every container's classpath and hedge's speculator, runtime estimator and
+control-plane address are in mapred-site.xml (from conf/mapred-site.xml); each NodeManager
+runs scripts/hedge-health-check.sh on DIR/blacklist.
+
+Jobs (``wordcount``, ``terasort``, ``sleep``) run as clients on the same classpath;
+``history`` ranks the nodes from the JobHistoryServer's REST API; ``status`` shows each
+daemon; ``down`` stops them all and then any process left whose working directory or
+command line is inside DIR (task containers the NodeManagers did not reap), and is
+idempotent. Exit codes: 0 done, 1 failed (the daemon named, its log's last lines printed), 2
+usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import getpass
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from hedge import javaenv
+from hedge.errors import HedgeError
+
+REPO = javaenv.REPO
+DEFAULT_DIR = REPO / "out" / "cluster"
+DEFAULT_VERSION = "3.4.1"
+CLUSTER_VERSIONS = ("3.3.6", "3.4.1")
+MASTER = "127.0.0.1"
+NODEMANAGERS = {"nodemanager-1": "127.0.0.2", "nodemanager-2": "127.0.0.3"}
+HEAPS = {"namenode": "384m", "datanode": "256m", "resourcemanager": "512m",
+         "nodemanager-1": "384m", "nodemanager-2": "384m", "jobhistory": "384m"}
+MAIN_CLASSES = {
+    "namenode": "org.apache.hadoop.hdfs.server.namenode.NameNode",
+    "datanode": "org.apache.hadoop.hdfs.server.datanode.DataNode",
+    "resourcemanager": "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager",
+    "nodemanager-1": "org.apache.hadoop.yarn.server.nodemanager.NodeManager",
+    "nodemanager-2": "org.apache.hadoop.yarn.server.nodemanager.NodeManager",
+    "jobhistory": "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
+}
+# Start order; the JobHistoryServer waits for HDFS to leave safe mode (it creates its folders).
+DAEMONS = ("namenode", "datanode", "resourcemanager", "nodemanager-1", "nodemanager-2",
+           "hedge-serve", "jobhistory")
+# Ports: Hadoop's defaults with --ports standard (nodemanager-2 next to nodemanager-1's),
+# any free ones with --ports auto; --port NAME=PORT sets one.
+STANDARD_PORTS = {
+    "nn.rpc": 9000, "nn.web": 9870,
+    "dn.data": 9866, "dn.web": 9864, "dn.ipc": 9867,
+    "rm.rpc": 8032, "rm.scheduler": 8030, "rm.tracker": 8031, "rm.admin": 8033, "rm.web": 8088,
+    "nm1.rpc": 45454, "nm1.localizer": 8040, "nm1.web": 8042, "nm1.shuffle": 13562,
+    "nm2.rpc": 45455, "nm2.localizer": 8140, "nm2.web": 8142, "nm2.shuffle": 13563,
+    "jhs.rpc": 10020, "jhs.web": 19888, "jhs.admin": 10033,
+    "hedge.py4j": 25334, "hedge.data": 25335,
+}
+LOG_LINES = 25
+READY_TIMEOUT_S = float(os.environ.get("HEDGE_CLUSTER_TIMEOUT", "240"))
+# Hadoop's own stop scripts wait 5 s (HADOOP_STOP_TIMEOUT) before kill -9; a NodeManager
+# spends 17 s stopping (it waits for its finished applications' log handling): 10 s, then
+# SIGKILL, and the sweep of the work dir takes whatever it left.
+STOP_TIMEOUT_S = 10
+JOB_TIMEOUT_S = 1800
+# Container sizes and heartbeats: those of java-shim/cluster's ClusterMain (small containers,
+# so two cores and two NodeManagers run a whole job at once; progress reaches the AM's
+# speculator twice a second).
+NODE_MEMORY_MB, AM_MEMORY_MB, TASK_MEMORY_MB = 3072, 512, 256
+
+
+class ClusterError(Exception):
+    """A failure to report and exit 1 on."""
+
+
+def tail(path: Path, lines: int = LOG_LINES) -> str:
+    """The log's last lines (indented), after its first ERROR/FATAL or exception line when
+    that came earlier (a stack trace's last lines rarely say what went wrong)."""
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        return f"    (no log: {exc.strerror})"
+    text = [line[:400] for line in text]  # not a whole classpath
+    first = next((i for i, line in enumerate(text)
+                  if re.search(r" (ERROR|FATAL) |^\S*(Exception|Error)\b", line)), None)
+    out = text[-lines:]
+    if first is not None and first < len(text) - lines:
+        out = [text[first], "...", *out]
+    return "\n".join("    " + line for line in out) or "    (the log is empty)"
+
+
+def site_xml(properties: dict[str, str]) -> str:
+    rows = "".join(f"  <property><name>{escape(k)}</name><value>{escape(str(v))}</value>"
+                   "</property>\n" for k, v in properties.items())
+    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
+
+
+def hedge_operator_settings() -> dict[str, str]:
+    """The speculation part of conf/mapred-site.xml (what an operator copies), without its
+    ImKP part (a cluster-wide ImkpPartitioner would fail every job that ships no mapping) and
+    its example deadline (a job's own QoS: 10 minutes for every job would keep the adaptive
+    policy from copying anything in a job of one minute)."""
+    settings = {}
+    for prop in ET.parse(REPO / "conf" / "mapred-site.xml").getroot().iter("property"):
+        name, value = prop.findtext("name", "").strip(), prop.findtext("value", "").strip()
+        if name in ("mapreduce.job.partitioner.class", "hedge.deadline.ms") \
+                or name.startswith("hedge.imkp."):
+            continue
+        settings[name] = value
+    return settings
+
+
+def free_port(taken: set[int]) -> int:
+    while True:
+        with socket.socket() as s:
+            s.bind((MASTER, 0))
+            port = s.getsockname()[1]
+        if port not in taken:
+            return port
+
+
+@dataclass
+class Cluster:
+    """The work dir's layout, its generated configuration and its processes."""
+
+    work: Path
+    version: str = DEFAULT_VERSION
+    ports: dict[str, int] = field(default_factory=dict)
+
+    # ---- layout ----
+    @property
+    def conf(self) -> Path:
+        return self.work / "conf"
+
+    @property
+    def logs(self) -> Path:
+        return self.work / "logs"
+
+    @property
+    def pids(self) -> Path:
+        return self.work / "pids"
+
+    @property
+    def state_file(self) -> Path:
+        return self.work / "cluster.json"
+
+    @property
+    def token(self) -> Path:
+        return self.work / "token"
+
+    @property
+    def blacklist(self) -> Path:
+        return self.work / "blacklist"
+
+    def log(self, name: str) -> Path:
+        return self.logs / f"{name}.log"
+
+    def home(self, name: str) -> Path:
+        """A daemon's working directory (and a NodeManager's conf and dirs)."""
+        return self.work / name
+
+    def url(self, port: str, host: str = MASTER) -> str:
+        return f"http://{host}:{self.ports[port]}"
+
+    @property
+    def default_fs(self) -> str:
+        return f"hdfs://{MASTER}:{self.ports['nn.rpc']}"
+
+    # ---- state ----
+    def load(self) -> Cluster:
+        if not self.state_file.is_file():
+            raise ClusterError(f"no cluster in {self.work}: run scripts/cluster.sh up first")
+        state = json.loads(self.state_file.read_text())
+        self.version, self.ports = state["version"], state["ports"]
+        return self
+
+    def save(self) -> None:
+        partial = self.state_file.with_suffix(".partial")
+        partial.write_text(json.dumps({"version": self.version, "ports": self.ports},
+                                      indent=1) + "\n")
+        partial.replace(self.state_file)
+
+    def choose_ports(self, mode: str, overrides: dict[str, int]) -> None:
+        unknown = set(overrides) - set(STANDARD_PORTS)
+        if unknown:
+            raise ClusterError(f"unknown port name(s) {sorted(unknown)}; names: "
+                               f"{', '.join(STANDARD_PORTS)}")
+        if mode == "standard":
+            self.ports = dict(STANDARD_PORTS)
+        else:
+            taken = set(overrides.values())
+            self.ports = {}
+            for name in STANDARD_PORTS:
+                self.ports[name] = free_port(taken)
+                taken.add(self.ports[name])
+        self.ports.update(overrides)
+
+    # ---- configuration ----
+    def write_conf(self) -> None:
+        for folder in (self.conf, self.logs, self.pids, self.work / "data", self.work / "imkp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        if not self.token.is_file():
+            self.token.write_text(secrets.token_urlsafe(24) + "\n")
+            self.token.chmod(0o600)
+        self.blacklist.touch()
+        for name, text in self.site_files().items():
+            (self.conf / name).write_text(text)
+        for index, (name, host) in enumerate(NODEMANAGERS.items(), start=1):
+            conf = self.home(name) / "conf"
+            conf.mkdir(parents=True, exist_ok=True)
+            for site in self.site_files():
+                shutil.copyfile(self.conf / site, conf / site)
+            yarn = {**self.yarn_site(), **self.nodemanager_site(index, name, host)}
+            (conf / "yarn-site.xml").write_text(site_xml(yarn))
+            # The ShuffleHandler binds every interface: each node needs a port of its own. In
+            # mapred-site.xml, not yarn-site.xml: once JobConf is loaded, mapred-default.xml
+            # (mapreduce.shuffle.port=13562) is read after yarn-site.xml and would win.
+            shuffle = {"mapreduce.shuffle.port": str(self.ports[f"nm{index}.shuffle"])}
+            (conf / "mapred-site.xml").write_text(site_xml({**self.mapred_site(), **shuffle}))
+        (self.work / "hedge.ini").write_text(
+            "# hedge serve's settings for this cluster (written by scripts/cluster.sh up)\n"
+            "[server]\n"
+            f"address = {MASTER}:{self.ports['hedge.py4j']}\n"
+            f"data_port = {self.ports['hedge.data']}\n"
+            f"token_file = {self.token}\n"
+            "policy = adaptive\n"
+            "[cluster]\n"
+            f"resourcemanager = {self.url('rm.web')}\n"
+            "poll_interval = 5\n"
+            "[imkp]\n"
+            f"mappings = {self.work / 'imkp'}\n")
+
+    def site_files(self) -> dict[str, str]:
+        return {
+            "core-site.xml": site_xml({"fs.defaultFS": self.default_fs,
+                                       "hadoop.tmp.dir": str(self.work / "data" / "tmp")}),
+            "hdfs-site.xml": site_xml(self.hdfs_site()),
+            "yarn-site.xml": site_xml(self.yarn_site()),
+            "mapred-site.xml": site_xml(self.mapred_site()),
+            "capacity-scheduler.xml": site_xml({
+                "yarn.scheduler.capacity.root.queues": "default",
+                "yarn.scheduler.capacity.root.default.capacity": "100",
+                "yarn.scheduler.capacity.root.default.maximum-capacity": "100",
+                # several AMs at once (terasort's, a second job's) on 2 x 3 GB
+                "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
+                # the DataNode's host (127.0.0.1) runs no NodeManager: do not wait for it
+                "yarn.scheduler.capacity.node-locality-delay": "0",
+            }),
+            "log4j.properties": (
+                "log4j.rootLogger=INFO,console\n"
+                "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
+                "log4j.appender.console.target=System.err\n"
+                "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
+                "log4j.appender.console.layout.ConversionPattern="
+                "%d{ISO8601} %p %c{2}: %m%n\n"),
+        }
+
+    def hdfs_site(self) -> dict[str, str]:
+        p, data = self.ports, self.work / "data"
+        return {
+            "dfs.replication": "1",
+            "dfs.permissions.enabled": "false",
+            "dfs.namenode.name.dir": (data / "nn").as_uri(),
+            "dfs.datanode.data.dir": (data / "dn").as_uri(),
+            "dfs.namenode.rpc-address": f"{MASTER}:{p['nn.rpc']}",
+            "dfs.namenode.http-address": f"{MASTER}:{p['nn.web']}",
+            "dfs.datanode.address": f"{MASTER}:{p['dn.data']}",
+            "dfs.datanode.http.address": f"{MASTER}:{p['dn.web']}",
+            "dfs.datanode.ipc.address": f"{MASTER}:{p['dn.ipc']}",
+            # a restarted NameNode leaves safe mode once its blocks are reported, not 30 s later
+            "dfs.namenode.safemode.extension": "0",
+        }
+
+    def yarn_site(self) -> dict[str, str]:
+        p = self.ports
+        # What a container's JVM runs on: this conf dir and the Hadoop jars (as
+        # $HADOOP_CONF_DIR and share/hadoop/*/* would be on an installed cluster).
+        classpath = [str(self.conf), *map(str, javaenv.hadoop_jars(self.version))]
+        return {
+            "yarn.resourcemanager.hostname": MASTER,
+            "yarn.resourcemanager.address": f"{MASTER}:{p['rm.rpc']}",
+            "yarn.resourcemanager.scheduler.address": f"{MASTER}:{p['rm.scheduler']}",
+            "yarn.resourcemanager.resource-tracker.address": f"{MASTER}:{p['rm.tracker']}",
+            "yarn.resourcemanager.admin.address": f"{MASTER}:{p['rm.admin']}",
+            "yarn.resourcemanager.webapp.address": f"{MASTER}:{p['rm.web']}",
+            # a NodeManager started before the ResourceManager retries every second, not 30 s
+            "yarn.resourcemanager.connect.retry-interval.ms": "1000",
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "250",
+            "yarn.application.classpath": ",".join(classpath),
+            "yarn.nodemanager.aux-services": "mapreduce_shuffle",
+            "yarn.nodemanager.aux-services.mapreduce_shuffle.class":
+                "org.apache.hadoop.mapred.ShuffleHandler",
+            "yarn.nodemanager.resource.memory-mb": str(NODE_MEMORY_MB),
+            "yarn.nodemanager.resource.cpu-vcores": "8",
+            "yarn.scheduler.minimum-allocation-mb": "128",
+            # a JVM's resident size overshoots -Xmx; this cluster is not about memory limits
+            "yarn.nodemanager.pmem-check-enabled": "false",
+            "yarn.nodemanager.vmem-check-enabled": "false",
+            # a nearly full disk would make both nodes unhealthy (default limit 90 %)
+            "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage":
+                "99",
+            "yarn.nodemanager.recovery.enabled": "false",
+        }
+
+    def nodemanager_site(self, index: int, name: str, host: str) -> dict[str, str]:
+        p, home = self.ports, self.home(name)
+        return {
+            "yarn.nodemanager.hostname": host,
+            "yarn.nodemanager.address": f"{host}:{p[f'nm{index}.rpc']}",
+            "yarn.nodemanager.localizer.address": f"{host}:{p[f'nm{index}.localizer']}",
+            "yarn.nodemanager.webapp.address": f"{host}:{p[f'nm{index}.web']}",
+            "yarn.nodemanager.local-dirs": str(home / "local"),
+            "yarn.nodemanager.log-dirs": str(home / "logs"),
+            # hedge's blacklist (`hedge nodes watch --out DIR/blacklist`); 2.x key names,
+            # which 3.x reads as its default script too
+            "yarn.nodemanager.health-checker.script.path":
+                str(REPO / "scripts" / "hedge-health-check.sh"),
+            "yarn.nodemanager.health-checker.script.opts": str(self.blacklist),
+            "yarn.nodemanager.health-checker.interval-ms": "5000",
+        }
+
+    def mapred_site(self) -> dict[str, str]:
+        p = self.ports
+        opens = " ".join(javaenv.JAVA17_OPENS)  # Hadoop 3 on Java 17: AM and tasks too
+        return {
+            "mapreduce.framework.name": "yarn",
+            "mapreduce.application.classpath": str(javaenv.shim_jar()),
+            "yarn.app.mapreduce.am.resource.mb": str(AM_MEMORY_MB),
+            "yarn.app.mapreduce.am.command-opts": f"-Xmx384m {opens}",
+            "mapreduce.map.memory.mb": str(TASK_MEMORY_MB),
+            "mapreduce.reduce.memory.mb": str(TASK_MEMORY_MB),
+            "mapreduce.map.java.opts": f"-Xmx200m {opens}",
+            "mapreduce.reduce.java.opts": f"-Xmx200m {opens}",
+            "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms": "250",
+            "mapreduce.task.progress-report.interval": "500",
+            "mapreduce.jobhistory.address": f"{MASTER}:{p['jhs.rpc']}",
+            "mapreduce.jobhistory.webapp.address": f"{MASTER}:{p['jhs.web']}",
+            "mapreduce.jobhistory.admin.address": f"{MASTER}:{p['jhs.admin']}",
+            # hedge's .jhist reader takes the JSON form (Hadoop 3 writes Avro by default)
+            "mapreduce.jobhistory.jhist.format": "json",
+            **hedge_operator_settings(),
+            "hedge.controlplane.address": f"{MASTER}:{p['hedge.py4j']}",
+            "hedge.controlplane.token.file": str(self.token),
+            # two cores run the daemons, the AM and its tasks: allow the server a slow answer
+            "hedge.controlplane.deadline.ms": "1000",
+        }
+
+    # ---- processes ----
+    def command(self, name: str) -> tuple[list[str], dict[str, str]]:
+        env = {**os.environ, "HEDGE_CLUSTER_DIR": str(self.work),
+               "JAVA_HOME": java_home()}
+        if name == "hedge-serve":
+            return ([sys.executable, "-m", "hedge.cli", "serve", "--config",
+                     str(self.work / "hedge.ini")], env)
+        conf = self.conf
+        if name in NODEMANAGERS:
+            conf = self.home(name) / "conf"
+            env["HEDGE_HOSTNAME"] = NODEMANAGERS[name]  # what the health-check script matches
+        command = javaenv.java_command(
+            MAIN_CLASSES[name], [], self.version, extra_classpath=(conf,), heap=HEAPS[name],
+            jvm_options=("-Djava.net.preferIPv4Stack=true",
+                         f"-Dhadoop.log.dir={self.logs}"))
+        return command, env
+
+    def spawn(self, name: str) -> subprocess.Popen:
+        command, env = self.command(name)
+        home = self.home(name)
+        home.mkdir(parents=True, exist_ok=True)
+        with self.log(name).open("w") as log:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, cwd=home, env=env,
+                                    start_new_session=True)
+        (self.pids / f"{name}.pid").write_text(f"{proc.pid}\n")
+        return proc
+
+    def pid(self, name: str) -> int | None:
+        """The pid of a running daemon of this cluster (None: not running)."""
+        try:
+            pid = int((self.pids / f"{name}.pid").read_text())
+        except (OSError, ValueError):
+            return None
+        return pid if belongs(pid, self.work) else None
+
+    # ---- readiness (over the daemons' HTTP endpoints) ----
+    def ready(self, name: str) -> bool:
+        if name == "namenode":
+            state = jmx(self.url("nn.web"), "Hadoop:service=NameNode,name=FSNamesystemState")
+            return state.get("FSState") == "Operational"
+        if name == "datanode":
+            state = jmx(self.url("nn.web"), "Hadoop:service=NameNode,name=FSNamesystemState")
+            return state.get("NumLiveDataNodes", 0) >= 1
+        if name == "resourcemanager":
+            info = (get_json(f"{self.url('rm.web')}/ws/v1/cluster/info") or {}).get(
+                "clusterInfo", {})
+            return info.get("state") == "STARTED" and info.get("haState") == "ACTIVE"
+        if name in NODEMANAGERS:
+            return self.node_states().get(NODEMANAGERS[name]) == "RUNNING"
+        if name == "jobhistory":
+            return get_json(f"{self.url('jhs.web')}/ws/v1/history/info") is not None
+        if name == "hedge-serve":
+            return "hedge serve: listening" in self.log(name).read_text(errors="replace")
+        raise ValueError(name)
+
+    def node_states(self) -> dict[str, str]:
+        nodes = get_json(f"{self.url('rm.web')}/ws/v1/cluster/nodes") or {}
+        return {node["nodeHostName"]: node["state"]
+                for node in ((nodes.get("nodes") or {}).get("node") or [])}
+
+
+def java_home() -> str:
+    """JAVA_HOME of the ``java`` on PATH (containers run $JAVA_HOME/bin/java)."""
+    return str(Path(os.path.realpath(javaenv.java_executable())).parents[1])
+
+
+def get_json(url: str) -> dict | None:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=3) as response:
+            return json.loads(response.read())
+    except (OSError, ValueError):
+        return None
+
+
+def jmx(base: str, query: str) -> dict:
+    beans = (get_json(f"{base}/jmx?qry={query}") or {}).get("beans") or [{}]
+    return beans[0]
+
+
+# ---- processes on this machine ----
+def proc_text(pid: int, what: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/{what}").read_bytes().replace(b"\0", b" ").decode(
+            errors="replace")
+    except OSError:
+        return ""
+
+
+def belongs(pid: int, work: Path) -> bool:
+    """Whether ``pid`` is a live process of the cluster in ``work``: its working directory is
+    inside it, or its command line names a path inside it, or it carries its marker."""
+    root = str(work)
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        cwd = ""
+    if proc_text(pid, "stat").split(") ")[-1][:1] == "Z":  # a zombie is gone already
+        return False
+    if cwd == root or cwd.startswith(root + "/"):
+        return True
+    if f"HEDGE_CLUSTER_DIR={root} " in proc_text(pid, "environ") + " ":
+        return True
+    return bool(re.search(rf"{re.escape(root)}(/|:|\s|$)", proc_text(pid, "cmdline")))
+
+
+def ancestors() -> set[int]:
+    pids, pid = set(), os.getpid()
+    while pid > 1:
+        pids.add(pid)
+        try:
+            pid = int(proc_text(pid, "stat").split(") ")[-1].split()[1])
+        except (IndexError, ValueError):
+            break
+    return pids
+
+
+def leftovers(work: Path) -> list[int]:
+    """Every process of the cluster in ``work`` (except this one and its ancestors)."""
+    mine = ancestors()
+    return sorted(int(entry.name) for entry in Path("/proc").iterdir()
+                  if entry.name.isdigit() and int(entry.name) not in mine
+                  and belongs(int(entry.name), work))
+
+
+def signal_all(pids: list[int], sig: int, groups: bool) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if groups:
+                os.killpg(pid, sig)  # each daemon leads its own session: its children too
+            else:
+                os.kill(pid, sig)
+
+
+def wait_gone(pids: list[int], work: Path, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [pid for pid in pids if belongs(pid, work)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def stop(cluster: Cluster, quiet: bool = False) -> int:
+    """Stop every daemon (SIGTERM to its process group, SIGKILL after STOP_TIMEOUT_S), then
+    whatever else of the cluster is left; returns how many processes were stopped."""
+    say = (lambda _: None) if quiet else (lambda text: print(f"cluster: {text}", flush=True))
+    daemons = {name: pid for name in DAEMONS if (pid := cluster.pid(name)) is not None}
+    if daemons:
+        say(f"stopping {', '.join(daemons)}")
+    # the JobHistoryServer and NodeManagers first: they stop cleanly while HDFS and the RM run
+    for wave in (("jobhistory", "nodemanager-1", "nodemanager-2"),
+                 ("resourcemanager", "datanode", "hedge-serve"), ("namenode",)):
+        pids = [pid for name, pid in daemons.items() if name in wave]
+        signal_all(pids, signal.SIGTERM, groups=True)
+        for pid in wait_gone(pids, cluster.work, STOP_TIMEOUT_S):
+            say(f"pid {pid} still stopping after {STOP_TIMEOUT_S} s: SIGKILL")
+            signal_all([pid], signal.SIGKILL, groups=True)
+    stopped = len(daemons)
+    rest = leftovers(cluster.work) if cluster.work.is_dir() else []
+    if rest:
+        say(f"stopping {len(rest)} leftover process(es) of {cluster.work}: {rest}")
+        signal_all(rest, signal.SIGTERM, groups=False)
+        signal_all(wait_gone(rest, cluster.work, 10), signal.SIGKILL, groups=False)
+        stopped += len(rest)
+    left = wait_gone(leftovers(cluster.work) if cluster.work.is_dir() else [], cluster.work, 10)
+    if left:
+        raise ClusterError(f"processes of {cluster.work} still running after SIGKILL: {left}")
+    for name in DAEMONS:
+        (cluster.pids / f"{name}.pid").unlink(missing_ok=True)
+    return stopped
+
+
+# ---- commands ----
+def preflight(cluster: Cluster) -> None:
+    """Java, the Hadoop jars and hedge's jar, each named when missing, before starting."""
+    try:
+        javaenv.java_executable()
+    except HedgeError as exc:
+        raise ClusterError(f"cannot start the Hadoop daemons: {exc}") from None
+    try:
+        javaenv.hadoop_jars(cluster.version)
+        javaenv.shim_jar()
+    except HedgeError as exc:
+        raise ClusterError(f"cannot start the Hadoop daemons: {exc}") from None
+
+
+def up(cluster: Cluster, ports: str, overrides: dict[str, int]) -> None:
+    started = time.monotonic()
+    if cluster.state_file.is_file():
+        running = [name for name in DAEMONS if cluster.pid(name) is not None]
+        if running and set(running) == set(DAEMONS):
+            cluster.load()
+            if all(cluster.ready(name) for name in DAEMONS):
+                print(f"cluster: already up in {cluster.work}")
+                print_urls(cluster)
+                return
+        if running:
+            print(f"cluster: a previous up left {', '.join(running)} running; stopping it")
+            stop(cluster)
+    preflight(cluster)
+    cluster.choose_ports(ports, overrides)
+    cluster.work.mkdir(parents=True, exist_ok=True)
+    cluster.write_conf()
+    cluster.save()
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        format_namenode(cluster)
+        pending = list(DAEMONS)
+        for name in DAEMONS:
+            if name == "jobhistory":
+                break
+            procs[name] = cluster.spawn(name)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while pending:
+            for name in list(pending):
+                if name not in procs:
+                    if not {"namenode", "datanode"} & set(pending):  # HDFS is writable
+                        procs[name] = cluster.spawn(name)
+                    continue
+                code = procs[name].poll()
+                failure = start_failure(cluster.log(name))
+                if code is not None or failure:
+                    how = (f"exited with code {code}" if code is not None else
+                           f"pid {procs[name].pid} runs on, but its log says: {failure}")
+                    raise ClusterError(f"{name} failed to start ({how}); the last lines of "
+                                       f"{cluster.log(name)}:\n{tail(cluster.log(name))}")
+                if cluster.ready(name):
+                    pending.remove(name)
+                    print(f"cluster: {name} ready ({time.monotonic() - started:.0f} s)",
+                          flush=True)
+            if pending and time.monotonic() > deadline:
+                raise ClusterError("not ready after {:.0f} s: {}\n{}".format(
+                    READY_TIMEOUT_S, ", ".join(pending), "\n".join(
+                        f"the last lines of {cluster.log(n)}:\n{tail(cluster.log(n))}"
+                        for n in pending)))
+            time.sleep(0.5)
+    except BaseException as exc:
+        if isinstance(exc, ClusterError):
+            print(f"cluster: up failed: {exc}", file=sys.stderr, flush=True)
+        print("cluster: stopping what this up started", file=sys.stderr, flush=True)
+        stop(cluster, quiet=True)
+        if isinstance(exc, ClusterError):
+            raise ClusterError("up failed (see above); nothing of it is left running") \
+                from None
+        raise
+    print(f"cluster: up in {time.monotonic() - started:.0f} s, Hadoop {cluster.version}, "
+          f"in {cluster.work}")
+    print_urls(cluster)
+
+
+def start_failure(log: Path) -> str | None:
+    """The line of a Hadoop daemon's log saying one of its services failed to start, with the
+    exception that follows it. A ResourceManager whose client port is taken logs it, stops its
+    active services and runs on (its web server up, no NodeManager able to join)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for i, line in enumerate(lines):
+        if re.search(r"Service \S+ failed in state (INITED|STARTED)", line):
+            cause = next((c for c in lines[i + 1:i + 4] if "Exception" in c), "")
+            return f"{line.strip()[:300]} {cause.strip()[:300]}".strip()
+    return None
+
+
+def format_namenode(cluster: Cluster) -> None:
+    if (cluster.work / "data" / "nn" / "current" / "VERSION").is_file():
+        return
+    command, env = cluster.command("namenode")
+    command += ["-format", "-force", "-nonInteractive"]
+    log = cluster.logs / "namenode-format.log"
+    with log.open("w") as out:
+        result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, cwd=cluster.work, env=env,
+                                timeout=300, check=False)
+    if result.returncode != 0:
+        raise ClusterError(f"namenode -format exited with code {result.returncode}; the last "
+                           f"lines of {log}:\n{tail(log)}")
+
+
+def print_urls(cluster: Cluster) -> None:
+    print(f"  HDFS         {cluster.default_fs} (web {cluster.url('nn.web')})\n"
+          f"  YARN         {cluster.url('rm.web')}\n"
+          f"  JobHistory   {cluster.url('jhs.web')}\n"
+          f"  hedge serve  {MASTER}:{cluster.ports['hedge.py4j']} (log "
+          f"{cluster.log('hedge-serve')})\n"
+          f"  client conf  {cluster.conf}")
+
+
+def status(cluster: Cluster) -> int:
+    if not cluster.state_file.is_file():
+        print(f"cluster: nothing in {cluster.work} (down)")
+        return 1
+    cluster.load()
+    ok = True
+    for name in DAEMONS:
+        pid = cluster.pid(name)
+        ready = pid is not None and cluster.ready(name)
+        ok &= ready
+        state = "ready" if ready else ("running, not ready" if pid else "not running")
+        print(f"  {name:16} {state:20} pid {pid or '-':>7}  log {cluster.log(name)}")
+    if ok:
+        print_urls(cluster)
+    return 0 if ok else 1
+
+
+def require_up(cluster: Cluster) -> Cluster:
+    cluster.load()
+    down = [name for name in DAEMONS if cluster.pid(name) is None]
+    if down:
+        raise ClusterError(f"not running: {', '.join(down)}; run scripts/cluster.sh up")
+    return cluster
+
+
+class Client:
+    """Hadoop clients (jobs, WebHDFS) against a running cluster."""
+
+    def __init__(self, cluster: Cluster, job: str) -> None:
+        self.cluster = require_up(cluster)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.folder = cluster.work / "jobs" / f"{job}-{stamp}"
+        self.folder.mkdir(parents=True)
+        from hdfs import InsecureClient  # hedge's dependency (imkp build reads HDFS with it)
+
+        self.hdfs = InsecureClient(cluster.url("nn.web"), user=getpass.getuser(), timeout=60)
+
+    def run(self, name: str, main: str, args: list[str], jar: Path) -> str:
+        """Run one client JVM to its end; its output goes to FOLDER/NAME.log, returned."""
+        log = self.folder / f"{name}.log"
+        command = javaenv.java_command(main, args, self.cluster.version,
+                                       extra_classpath=(self.cluster.conf, jar), heap="512m")
+        print(f"cluster: {name} (log {log})", flush=True)
+        started = time.monotonic()
+        with log.open("w") as out:
+            result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, cwd=self.folder,
+                                    timeout=JOB_TIMEOUT_S, check=False)
+        text = log.read_text(errors="replace")
+        jobs = re.findall(r"Running job: (job_\d+_\d+)", text)
+        seconds = time.monotonic() - started
+        if result.returncode != 0:
+            raise ClusterError(f"{name} failed (exit {result.returncode}) after {seconds:.0f} s"
+                               f"{' (' + ', '.join(jobs) + ')' if jobs else ''}; the last "
+                               f"lines of {log}:\n{tail(log, 40)}")
+        print(f"cluster: {name} done in {seconds:.0f} s{': ' + ', '.join(jobs) if jobs else ''}",
+              flush=True)
+        return text
+
+
+def examples(client: Client, name: str, args: list[str]) -> str:
+    return client.run(name, "org.apache.hadoop.examples.ExampleDriver", [name, *args],
+                      javaenv.examples_jar())
+
+
+def zipf_text(words: int, seed: int = 1) -> str:
+    """Skewed text: word rank k drawn with P ~ k^-1.1 over 5000 words, 12 words a line."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    vocabulary = np.array([f"w{k}" for k in range(5000)])
+    weights = 1.0 / np.arange(1, 5001) ** 1.1
+    drawn = vocabulary[rng.choice(5000, size=words, p=weights / weights.sum())]
+    return "\n".join(" ".join(drawn[i:i + 12]) for i in range(0, words, 12)) + "\n"
+
+
+def wordcount(cluster: Cluster, words: int, reducers: int) -> None:
+    """The examples WordCount, partitioned by hedge's ImkpPartitioner with a mapping built
+    (by `hedge imkp build`, over WebHDFS) from its HDFS input; output checked."""
+    client = Client(cluster, "wordcount")
+    root = f"/hedge/wordcount-{client.folder.name.split('-', 1)[1]}"
+    text = zipf_text(words)
+    client.hdfs.write(f"{root}/in/words.txt", data=text.encode(), overwrite=True)
+    mapping = client.folder / "words.imkp"
+    build = subprocess.run(
+        [sys.executable, "-m", "hedge.cli", "imkp", "build", f"{cluster.default_fs}{root}/in",
+         "--webhdfs-url", cluster.url("nn.web"), "--reducers", str(reducers), "-o",
+         str(mapping)], capture_output=True, text=True, timeout=600, check=False)
+    if build.returncode != 0:
+        raise ClusterError(f"hedge imkp build failed:\n{build.stderr[-3000:]}")
+    client.hdfs.upload(f"{root}/words.imkp", str(mapping), overwrite=True)
+    examples(client, "wordcount", [
+        "-D", f"mapreduce.job.reduces={reducers}",
+        "-D", "mapreduce.job.partitioner.class=org.hedge.imkp.ImkpPartitioner",
+        "-D", f"hedge.imkp.mapping={cluster.default_fs}{root}/words.imkp",
+        f"{root}/in", f"{root}/out"])
+    counts: collections.Counter[str] = collections.Counter()
+    sizes = []
+    for part in sorted(client.hdfs.list(f"{root}/out")):
+        if not part.startswith("part-r-"):
+            continue
+        with client.hdfs.read(f"{root}/out/{part}", encoding="utf-8") as reader:
+            lines = reader.read().splitlines()
+        load = 0
+        for line in lines:
+            word, count = line.split("\t")
+            counts[word] = int(count)
+            load += int(count)
+        sizes.append(load)
+    expected = collections.Counter(text.split())
+    if counts != expected:
+        raise ClusterError(f"wordcount output in {root}/out differs from the local count "
+                           f"({len(counts)} words vs {len(expected)})")
+    print(f"cluster: wordcount output {root}/out equals the local count ({len(counts)} "
+          f"distinct words, {words} in all); word occurrences per reducer (ImKP): {sizes}")
+
+
+def terasort(cluster: Cluster, rows: int, reducers: int) -> None:
+    client = Client(cluster, "terasort")
+    root = f"/hedge/terasort-{client.folder.name.split('-', 1)[1]}"
+    examples(client, "teragen", [f"-Dmapreduce.job.maps={2}", str(rows), f"{root}/in"])
+    examples(client, "terasort", [f"-Dmapreduce.job.reduces={reducers}", f"{root}/in",
+                                  f"{root}/out"])
+    examples(client, "teravalidate", [f"{root}/out", f"{root}/report"])
+    with client.hdfs.read(f"{root}/report/part-r-00000", encoding="utf-8") as reader:
+        report = reader.read()
+    if "error" in report:
+        raise ClusterError(f"teravalidate found errors in {root}/out:\n{report[:2000]}")
+    print(f"cluster: terasort of {rows} rows sorted and validated ({root}/out)")
+
+
+def sleep_job(cluster: Cluster, options: argparse.Namespace) -> None:
+    """hedge's StragglerJob (java-shim/cluster): attempt 0 of map 0 runs SLOWDOWN x slower."""
+    client = Client(cluster, "sleep")
+    root = f"/hedge/sleep-{client.folder.name.split('-', 1)[1]}"
+    settings = {"hedge.test.maps": options.maps, "hedge.test.records": options.records,
+                "hedge.test.record.ms": options.record_ms, "hedge.test.straggler.task": 0,
+                "hedge.test.straggler.slowdown": options.slowdown}
+    if options.speculation == "off":
+        settings["mapreduce.map.speculative"] = "false"
+    elif options.speculation == "hadoop-default":
+        settings["yarn.app.mapreduce.am.job.speculator.class"] = \
+            "org.apache.hadoop.mapreduce.v2.app.speculate.DefaultSpeculator"
+    else:
+        settings["hedge.policy"] = options.speculation
+        if options.speculation == "late":  # LATE copies only attempts older than this
+            settings["hedge.late.min_elapsed"] = "5"
+    args = []
+    for key, value in settings.items():
+        args += ["-D", f"{key}={value}"]
+    summary_file = client.folder / "summary.json"
+    try:
+        client.run("sleep", "org.hedge.cluster.StragglerJob",
+                   [*args, "--out", f"{cluster.default_fs}{root}/out", "--summary",
+                    str(summary_file)], javaenv.cluster_jar())
+    finally:
+        if summary_file.is_file():
+            report_sleep(cluster, json.loads(summary_file.read_text()), options.speculation)
+
+
+def report_sleep(cluster: Cluster, summary: dict, speculation: str) -> None:
+    job = summary["job"]
+    straggler = sorted((e["attempt"].rsplit("_", 1)[1], e["status"])
+                       for e in summary["attempts"] if "_m_000000_" in e["attempt"])
+    decisions = [line for line in
+                 cluster.log("hedge-serve").read_text(errors="replace").splitlines()
+                 if "event=decision" in line and f"job={job} " in line]
+    seconds = (summary["finished"] - summary["started"]) / 1000
+    print(f"cluster: {job} {summary['state']} in {seconds:.0f} s (speculation: {speculation});"
+          f" map 0 attempts: {', '.join(f'{a} {s}' for a, s in straggler)}; hedge serve "
+          f"decisions for it: {len(decisions)}")
+    for line in decisions[:5]:
+        print(f"  {line}")
+
+
+def history(cluster: Cluster, extra: list[str]) -> int:
+    require_up(cluster)
+    command = [sys.executable, "-m", "hedge.cli", "nodes", "rank", cluster.url("jhs.web"),
+               *extra]
+    print(f"cluster: {' '.join(command[2:])}", flush=True)
+    return subprocess.run(command, check=False).returncode
+
+
+def parse_port(text: str) -> tuple[str, int]:
+    name, _, port = text.partition("=")
+    if not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=PORT, got {text!r}")
+    return name, int(port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/cluster.sh", description=(
+        "A pseudo-distributed Hadoop cluster with hedge, one process per daemon."))
+    parser.add_argument("--dir", type=Path, default=Path(os.environ.get(
+        "HEDGE_CLUSTER_DIR", DEFAULT_DIR)), help="work dir [$HEDGE_CLUSTER_DIR or out/cluster]")
+    parser.add_argument("--hadoop", default=os.environ.get("HEDGE_HADOOP_VERSION",
+                                                           DEFAULT_VERSION),
+                        choices=CLUSTER_VERSIONS, help="Hadoop version for up [3.4.1]")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("up", help="start the cluster (and format HDFS the first time)")
+    p.add_argument("--ports", choices=("standard", "auto"), default="standard",
+                   help="Hadoop's default ports, or any free ones [standard]")
+    p.add_argument("--port", type=parse_port, action="append", default=[],
+                   metavar="NAME=PORT", help=f"one port ({', '.join(STANDARD_PORTS)})")
+    commands.add_parser("status", help="each daemon's state")
+    commands.add_parser("down", help="stop everything (idempotent)")
+    p = commands.add_parser("wordcount", help="examples WordCount with hedge's ImKP partitioner")
+    p.add_argument("--words", type=int, default=2_000_000)
+    p.add_argument("--reducers", type=int, default=4)
+    p = commands.add_parser("terasort", help="examples teragen, terasort, teravalidate")
+    p.add_argument("--rows", type=int, default=500_000)
+    p.add_argument("--reducers", type=int, default=2)
+    p = commands.add_parser("sleep", help="hedge's StragglerJob: one map attempt 6x slow")
+    p.add_argument("--speculation", default="adaptive", help=(
+        "a hedge policy (hedge.policy: adaptive, hadoop, late, ...), 'hadoop-default' "
+        "(Hadoop's own DefaultSpeculator) or 'off' [adaptive]"))
+    p.add_argument("--maps", type=int, default=4)
+    p.add_argument("--records", type=int, default=10)
+    p.add_argument("--record-ms", type=int, default=1000)
+    p.add_argument("--slowdown", type=int, default=6)
+    commands.add_parser("history", help="hedge nodes rank on the JobHistoryServer (more "
+                        "arguments, e.g. --json, go to `hedge nodes rank`)")
+    options, extra = parser.parse_known_args(argv)
+    if extra and options.command != "history":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    cluster = Cluster(options.dir.resolve(), options.hadoop)
+    try:
+        if options.command == "up":
+            up(cluster, options.ports, dict(options.port))
+        elif options.command == "status":
+            return status(cluster)
+        elif options.command == "down":
+            stopped = stop(cluster)
+            print(f"cluster: down ({stopped} process(es) stopped)" if stopped
+                  else f"cluster: down (nothing of {cluster.work} was running)")
+        elif options.command == "wordcount":
+            wordcount(cluster, options.words, options.reducers)
+        elif options.command == "terasort":
+            terasort(cluster, options.rows, options.reducers)
+        elif options.command == "sleep":
+            sleep_job(cluster, options)
+        elif options.command == "history":
+            return history(cluster, extra)
+    except (ClusterError, HedgeError) as exc:
+        print(f"cluster: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The pseudo-distributed process cluster of scripts/cluster.sh: up, one job, down.
+
+``up`` starts a NameNode, a DataNode, a ResourceManager, two NodeManagers, a JobHistoryServer
+and ``hedge serve``, each a process of its own; the straggler job runs with hedge's
+speculator (policy ``hadoop``): it succeeds, ``hedge serve`` opened its session and copied
+map 0, the copy won; ``history`` ranks the nodes from the JobHistoryServer; ``down`` leaves no
+process behind, by pid and by a scan of /proc for the work dir, and is idempotent. Faults: a
+port taken makes ``up`` fail naming the ResourceManager and its log, and stop what it started;
+a missing Java or jar is named before anything starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.yarn_cluster import require_cluster_side
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "cluster.sh"
+VERSION = "3.4.1"
+DAEMONS = ("namenode", "datanode", "resourcemanager", "nodemanager-1", "nodemanager-2",
+           "hedge-serve", "jobhistory")
+
+
+def cluster_sh(work: Path, *args: str, timeout: float = 420, bash: bool = False,
+               **env: str) -> subprocess.CompletedProcess[str]:
+    command = [str(SCRIPT), "--dir", str(work), *args]
+    if bash:  # not through /usr/bin/env: PATH may be cut down
+        command.insert(0, "/bin/bash")
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "HEDGE_PYTHON": sys.executable, **env})
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def processes_of(work: Path) -> list[str]:
+    """Live processes whose working directory is inside ``work`` or whose command line names
+    it (the daemons, the containers their NodeManagers launched, `hedge serve`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if alive(int(entry.name)) and (cwd == str(work) or cwd.startswith(f"{work}/")
+                                       or str(work) in cmdline):
+            found.append(f"{entry.name} (cwd {cwd}): {cmdline[:300]}")
+    return found
+
+
+def assert_nothing_left(work: Path, pids: list[int]) -> None:
+    assert [pid for pid in pids if alive(pid)] == []
+    assert processes_of(work) == []
+    assert list((work / "pids").glob("*.pid")) == []
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.yarn
+def test_up_straggler_job_history_down(tmp_path: Path) -> None:
+    require_cluster_side(VERSION)
+    work = tmp_path / "cluster"
+    up = cluster_sh(work, "up", "--ports", "auto")
+    pids = [int(p.read_text()) for p in (work / "pids").glob("*.pid")]
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        for name in DAEMONS:
+            assert f"cluster: {name} ready" in up.stdout
+        assert len(pids) == len(DAEMONS) and all(alive(pid) for pid in pids)
+
+        job = cluster_sh(work, "sleep", "--speculation", "hadoop")
+        assert job.returncode == 0, job.stdout + job.stderr
+        summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
+        assert summary["state"] == "SUCCEEDED"
+        job_id = summary["job"]
+        # hedge served the job: a session for it, a decision copying map 0, the copy won
+        serve_log = (work / "logs" / "hedge-serve.log").read_text()
+        assert re.search(rf"event=open session=\d+ job={job_id} policy=hadoop ", serve_log)
+        decisions = [line for line in serve_log.splitlines()
+                     if "event=decision" in line and f"job={job_id} " in line]
+        assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
+                   for line in decisions), serve_log[-3000:]
+        ends = {e["attempt"][-3:]: e["status"] for e in summary["attempts"]
+                if "_m_000000_" in e["attempt"]}
+        assert ends.get("0_1") == "SUCCEEDED", summary["attempts"]
+
+        ranked = cluster_sh(work, "history", "--json", timeout=120)
+        assert ranked.returncode == 0, ranked.stderr
+        rank = json.loads(ranked.stdout[ranked.stdout.index("{"):])
+        assert rank["attempts"] >= 5  # 4 maps, the copy, 1 reduce (killed ones may not count)
+        assert {n["node"] for n in rank["nodes"]} <= {"127.0.0.2", "127.0.0.3"}
+    finally:
+        down = cluster_sh(work, "down", timeout=180)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert_nothing_left(work, pids)
+    again = cluster_sh(work, "down", timeout=60)
+    assert again.returncode == 0 and "nothing" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.yarn
+def test_up_fails_naming_the_resourcemanager_when_its_port_is_taken(tmp_path: Path) -> None:
+    require_cluster_side(VERSION)
+    work = tmp_path / "cluster"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        up = cluster_sh(work, "up", "--ports", "auto", "--port", f"rm.rpc={port}")
+    assert up.returncode == 1, up.stdout + up.stderr
+    log = work / "logs" / "resourcemanager.log"
+    assert "resourcemanager failed to start" in up.stderr, up.stderr
+    assert f"the last lines of {log}" in up.stderr
+    assert "Address already in use" in up.stderr or "BindException" in up.stderr, up.stderr
+    assert "nothing of it is left running" in up.stderr
+    assert_nothing_left(work, [])
+    assert cluster_sh(work, "down", timeout=60).returncode == 0
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("env,expected", [
+    ({"PATH": "/nonexistent"}, "no 'java' on PATH"),
+    ({"HEDGE_CACHE": "/nonexistent/cache"}, "Hadoop 3.4.1 classpath file"),
+    ({"HEDGE_SHIM_JAR": "/nonexistent/hedge-shim.jar"}, "hedge shim jar not found"),
+], ids=["java", "hadoop-jars", "shim-jar"])
+def test_up_names_what_is_missing_before_starting_anything(tmp_path: Path, env: dict,
+                                                          expected: str) -> None:
+    work = tmp_path / "cluster"
+    up = cluster_sh(work, "up", "--ports", "auto", timeout=60, bash=True, **env)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert "cannot start the Hadoop daemons" in up.stderr and expected in up.stderr, up.stderr
+    assert not (work / "pids").exists() or list((work / "pids").glob("*.pid")) == []
+    assert processes_of(work) == []
