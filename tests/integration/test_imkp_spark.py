@@ -91,3 +91,47 @@ def test_spark_bad_input_is_one_clear_error(spark: object, tmp_path: Path) -> No
     (tmp_path / "t.csv").write_text("a\n1\n")
     with pytest.raises(HedgeError, match="t.csv: cannot read CSV column 'b'"):
         build([str(tmp_path / "t.csv")], BuildSettings(reducers=2, key="csv:b", engine="spark"))
+
+
+def _hedge_cli(args: list[str], env_update: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """``hedge ARGS`` in a fresh process (no SparkContext of this module's fixture in it)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_HOME")}
+    result = subprocess.run([sys.executable, "-m", "hedge.cli", *args], capture_output=True,
+                            text=True, env={**env, **env_update}, cwd=cwd, timeout=120)
+    return result.returncode, result.stderr
+
+
+def test_yarn_without_what_it_needs_is_one_clear_error(tmp_path: Path) -> None:
+    """Each missing piece is named, with how to get it, before any JVM starts (exit 2)."""
+    (tmp_path / "a.txt").write_text("a b c\n")
+    build = ["imkp", "build", str(tmp_path / "a.txt"), "-r", "2", "-o", str(tmp_path / "m")]
+    yarn = [*build, "--engine", "spark", "--spark-master", "yarn"]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "yarn-site.xml").write_text("<configuration/>")
+    (tmp_path / "spark" / "jars").mkdir(parents=True)
+    cases = [
+        (yarn, {}, "--spark-master yarn needs the cluster's Hadoop configuration: set "
+                   "HADOOP_CONF_DIR (or YARN_CONF_DIR)"),
+        (yarn, {"HADOOP_CONF_DIR": str(tmp_path / "empty")},
+         f"no yarn-site.xml in HADOOP_CONF_DIR={tmp_path / 'empty'}"),
+        (yarn, {"YARN_CONF_DIR": str(tmp_path / "conf"), "SPARK_HOME": str(tmp_path / "spark")},
+         f"Spark at {tmp_path / 'spark'} has no YARN support (no jars/spark-yarn_*.jar): "
+         "pip install pyspark=="),
+        ([*build, "--spark-master", "yarn"], {}, "--spark-master and --spark-conf need "
+                                                 "--engine spark"),
+        ([*build, "--engine", "spark", "--spark-conf", "spark.executor.memory"], {},
+         "'spark.executor.memory': expected KEY=VALUE"),
+    ]
+    for args, env, message in cases:
+        code, stderr = _hedge_cli(args, env, tmp_path)
+        assert code == 2, (args, env, stderr)
+        assert message in stderr, (message, stderr)
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 or lines[0].startswith("Usage:") and len(lines) == 3, stderr
+        assert not (tmp_path / "m").exists()

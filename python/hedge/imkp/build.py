@@ -45,6 +45,9 @@ class BuildSettings:
     progress: bool = False
     engine: str = "local"
     seed: int = 0
+    # engine="spark" only: the Spark master URL (None: local[threads]) and SparkConf settings
+    spark_master: str | None = None
+    spark_conf: tuple[tuple[str, str], ...] = ()
 
     @property
     def groups(self) -> int:
@@ -97,6 +100,8 @@ def build(inputs: list[str], settings: BuildSettings) -> Mapping:
 
         counts = count_spark(inputs, settings)
     elif settings.engine == "local":
+        if settings.spark_master or settings.spark_conf:
+            raise HedgeError("--spark-master and --spark-conf need --engine spark")
         sources = expand_inputs(inputs, settings.webhdfs_url)
         if not sources:
             raise HedgeError(f"inputs {' '.join(inputs)}: no files to read (empty folder?)")

@@ -69,6 +69,20 @@ def imkp() -> None:
 @click.option("-o", "--output", required=True, help="Mapping file to write.")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="Count on this machine or as a PySpark job.")
+@click.option("--spark-master", metavar="URL", default=None,
+              help="With --engine spark: where Spark runs. Default local[THREADS]; 'yarn' "
+                   "submits a client-mode application to the cluster that HADOOP_CONF_DIR (or "
+                   "YARN_CONF_DIR) describes, as spark-submit --master yarn; also spark://, "
+                   "k8s://. Executors run PYSPARK_PYTHON (default: this Python, which every "
+                   "node must see; else ship a venv with --spark-conf spark.archives=...). "
+                   "Local inputs are read as file:// paths every executor must see; put "
+                   "them on HDFS otherwise.")
+@click.option("--spark-conf", "spark_conf", metavar="KEY=VALUE", multiple=True,
+              help="With --engine spark: a SparkConf setting, as spark-submit --conf "
+                   "(repeatable; e.g. spark.executor.instances=2, spark.executor.memory=1g, "
+                   "spark.yarn.archive=hdfs:///spark/jars.zip to skip uploading Spark's "
+                   "jars). SPARK_HOME, and spark-defaults.conf in SPARK_CONF_DIR but for its "
+                   "spark.master, are honoured as by spark-submit.")
 @click.option("--threads", type=int, default=BuildSettings.threads, show_default=True,
               help="Worker threads extracting and counting keys.")
 @click.option("--block-size", type=int, default=DEFAULT_BLOCK, show_default=True,
@@ -79,13 +93,21 @@ def imkp() -> None:
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar with bytes/s (default: when stderr is a terminal).")
 def build_cmd(inputs: tuple[str, ...], reducers: int, scale: int, key: str, heavy_keys: int,
-              output: str, engine: str, threads: int, block_size: int, max_keys: int,
-              webhdfs_url: str | None, progress: bool | None) -> None:
+              output: str, engine: str, spark_master: str | None, spark_conf: tuple[str, ...],
+              threads: int, block_size: int, max_keys: int, webhdfs_url: str | None,
+              progress: bool | None) -> None:
     """Count the keys of INPUTS (files, folders, globs, hdfs://, webhdfs://) and write a mapping."""
+    pairs = []
+    for item in spark_conf:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--spark-conf")
+        pairs.append((name.strip(), value))
     settings = BuildSettings(
         reducers=reducers, scale=scale, key=key, heavy_keys=heavy_keys, threads=max(1, threads),
         block_size=max(1 << 16, block_size), max_keys=max_keys, webhdfs_url=webhdfs_url,
-        progress=sys.stderr.isatty() if progress is None else progress, engine=engine)
+        progress=sys.stderr.isatty() if progress is None else progress, engine=engine,
+        spark_master=spark_master, spark_conf=tuple(pairs))
     mapping = build_to_file(list(inputs), settings, output)
     click.echo(f"wrote {output}")
     print_summary(mapping)

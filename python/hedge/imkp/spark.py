@@ -15,6 +15,19 @@
   pyarrow reader (a CSV header and Parquet's footer make byte ranges meaningless), so the
   keys are the same by construction; parallelism is then the number of files (Spark, Hive
   and Hadoop write a folder of ``part-*`` files).
+
+Where Spark runs (``BuildSettings.spark_master``, ``--spark-master``): ``local[--threads]`` by
+default, or any Spark master URL. ``yarn`` submits a client-mode application to the cluster
+that ``HADOOP_CONF_DIR`` (or ``YARN_CONF_DIR``) describes, as ``spark-submit --master yarn``
+would; the pyspark wheel already holds spark-yarn and ``python/lib/pyspark.zip``, and a
+``SPARK_HOME`` the user sets (a Spark distribution) is used instead. ``--spark-conf KEY=VALUE``
+settings (``spark.executor.instances``, ``spark.executor.memory``, ``spark.yarn.archive`` ...)
+go to ``SparkConf`` as given and win over hedge's. Executors run ``PYSPARK_PYTHON`` (default:
+this Python, right when every node sees it, as on one machine or a pseudo-distributed
+cluster); on a real cluster ship an environment with hedge in it
+(``--spark-conf spark.archives=hdfs:///envs/hedge.tar.gz#env`` and
+``PYSPARK_PYTHON=./env/bin/python``). Local inputs are read as ``file://`` URLs, so every
+executor must see them at the same path; put inputs on HDFS otherwise.
 """
 
 from __future__ import annotations
@@ -116,7 +129,8 @@ def _group_totals(pairs: Any, groups: int, seed: int) -> Any:
 
 
 def spark_paths(inputs: list[str]) -> str:
-    """Comma-joined paths for ``textFile``: local inputs expanded like the local engine."""
+    """Comma-joined paths for ``textFile``: local inputs expanded like the local engine, as
+    ``file://`` URLs (a bare path would resolve against the cluster's ``fs.defaultFS``)."""
     from hedge.imkp.sources import expand_inputs
 
     paths = []
@@ -124,7 +138,7 @@ def spark_paths(inputs: list[str]) -> str:
         if item.startswith(("hdfs://", "webhdfs://")):
             paths.append(item)
         else:
-            paths += [str(Path(s.name).resolve()) for s in expand_inputs([item])]
+            paths += [Path(s.name).resolve().as_uri() for s in expand_inputs([item])]
     if not paths:
         raise HedgeError(f"inputs {' '.join(inputs)}: no files to read (empty folder?)")
     return ",".join(paths)
@@ -141,26 +155,79 @@ def spark_files(inputs: list[str], webhdfs_url: str | None) -> list[str]:
     return files
 
 
+def spark_master(settings: Any) -> str:
+    """The master URL: ``--spark-master``, else ``spark.master`` among ``--spark-conf``,
+    else ``local[threads]``."""
+    conf = dict(getattr(settings, "spark_conf", ()))
+    return getattr(settings, "spark_master", None) or conf.get("spark.master") \
+        or f"local[{settings.threads}]"
+
+
+def check_yarn(spark_home: str | None = None) -> None:
+    """HedgeError, naming what is missing and how to get it, unless Spark can reach YARN:
+    ``HADOOP_CONF_DIR`` or ``YARN_CONF_DIR`` is a folder with yarn-site.xml, and Spark's
+    jars hold spark-yarn (the pyspark wheel's do)."""
+    names = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")
+    dirs = [(n, os.environ[n]) for n in names if os.environ.get(n)]
+    if not dirs:
+        raise HedgeError("--spark-master yarn needs the cluster's Hadoop configuration: set "
+                         "HADOOP_CONF_DIR (or YARN_CONF_DIR) to the folder holding its "
+                         "core-site.xml and yarn-site.xml (e.g. /etc/hadoop/conf)")
+    if not any((Path(d) / "yarn-site.xml").is_file() for _, d in dirs):
+        where = ", ".join(f"{n}={d}" for n, d in dirs)
+        raise HedgeError(f"--spark-master yarn: no yarn-site.xml in {where}; point it at the "
+                         "folder holding the cluster's core-site.xml and yarn-site.xml")
+    if spark_home is None:
+        from pyspark.find_spark_home import _find_spark_home
+
+        spark_home = _find_spark_home()
+    if not sorted(Path(spark_home, "jars").glob("spark-yarn_*.jar")):
+        import pyspark
+
+        raise HedgeError(
+            f"--spark-master yarn: Spark at {spark_home} has no YARN support (no "
+            f"jars/spark-yarn_*.jar): pip install pyspark=={pyspark.__version__} (its wheel "
+            "includes it), point SPARK_HOME at a Spark distribution built with YARN, or copy "
+            f"org.apache.spark:spark-yarn_2.13:{pyspark.__version__} from Maven Central into "
+            f"{Path(spark_home, 'jars')}")
+
+
 def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
-    """Count keys and group totals as a PySpark job (``local[threads]`` unless a SparkContext
-    is already running, e.g. on YARN, in which case that one is used and left running)."""
+    """Count keys and group totals as a PySpark job (on ``spark_master(settings)`` unless a
+    SparkContext is already running, in which case that one is used and left running)."""
     try:
         from pyspark import SparkConf, SparkContext
     except ImportError as exc:
         raise HedgeError("--engine spark needs pyspark (pip install pyspark==4.0.1, or "
                          "make setup); use --engine local otherwise") from exc
     rule = extractor(settings.key)
+    context = SparkContext._active_spark_context
+    owned = context is None
+    master = spark_master(settings)
+    asked = getattr(settings, "spark_master", None)
+    if not owned and asked and asked != context.master:
+        raise HedgeError(f"--spark-master {asked}: a SparkContext on {context.master} is "
+                         "already running in this process (stop it first)")
+    if owned and master.split(":")[0] == "yarn":
+        check_yarn()
     if _line_based(rule):
         paths = spark_paths(inputs)
     else:
         files = spark_files(inputs, settings.webhdfs_url)
-    context = SparkContext._active_spark_context
-    owned = context is None
     if owned:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need hedge importable
-        context = SparkContext(conf=SparkConf().setAppName("hedge imkp build")
-                               .setMaster(f"local[{settings.threads}]")
-                               .set("spark.ui.enabled", "false"))
+        conf = SparkConf().setAppName("hedge imkp build").setMaster(master) \
+            .set("spark.ui.enabled", "false")
+        for key, value in getattr(settings, "spark_conf", ()):
+            conf.set(key, value)
+        try:
+            context = SparkContext(conf=conf)
+        except Exception as exc:  # noqa: BLE001 - Py4J, a JVM that did not start, ...
+            raise HedgeError(f"Spark on {master} did not start: {_start_error(str(exc))}") \
+                from exc
+        if not master.startswith("local"):
+            print(f"hedge: Spark application {context.applicationId} on {master}",
+                  file=sys.stderr, flush=True)
     try:
         if _line_based(rule):
             pairs = context.textFile(paths, use_unicode=False) \
@@ -177,6 +244,13 @@ def count_spark(inputs: list[str], settings: Any) -> KeyCounts:
     finally:
         if owned:
             context.stop()
+
+
+def _start_error(text: str) -> str:
+    """The root cause of a SparkContext that failed to start (its last 'Caused by')."""
+    causes = re.findall(r"^Caused by: (.*)$", text, re.MULTILINE)
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (causes[-1] if causes else lines[-1] if lines else "unknown error")[:500]
 
 
 def _worker_error(text: str) -> str:
