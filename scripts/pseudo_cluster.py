@@ -355,8 +355,6 @@ class Cluster:
             "mapreduce.jobhistory.address": f"{MASTER}:{p['jhs.rpc']}",
             "mapreduce.jobhistory.webapp.address": f"{MASTER}:{p['jhs.web']}",
             "mapreduce.jobhistory.admin.address": f"{MASTER}:{p['jhs.admin']}",
-            # hedge's .jhist reader takes the JSON form (Hadoop 3 writes Avro by default)
-            "mapreduce.jobhistory.jhist.format": "json",
             **hedge_operator_settings(),
             "hedge.controlplane.address": f"{MASTER}:{p['hedge.py4j']}",
             "hedge.controlplane.token.file": str(self.token),
