@@ -2,8 +2,8 @@
 
 A ResourceManager with one NodeManager of its own (MiniMRYarnCluster, host localhost) and a
 NodeManager process under host 127.0.0.3 running scripts/hedge-health-check.sh every second
-(a second NodeManager process would collide on the shuffle port, which the NodeManager's aux
-service takes from its default, 13562, whatever the configuration says).
+(its shuffle port is an ephemeral one, set in its own mapred-site.xml: the shuffle handler
+ignores yarn-site.xml's, so two such NodeManagers used to collide on 13562).
 `hedge nodes watch` ranks a task history in which 127.0.0.3 is three times slower and
 publishes a blacklist naming it: the ResourceManager must report that node UNHEALTHY within
 the check interval (plus a heartbeat), a job started afterwards must run no container there,

@@ -327,7 +327,6 @@ class NodeManagerProcess:
             "yarn.nodemanager.local-dirs": str(self.folder / "local"),
             "yarn.nodemanager.log-dirs": str(self.folder / "logs"),
             "yarn.nodemanager.recovery.enabled": "false",
-            "mapreduce.shuffle.port": "0",
             "yarn.nodemanager.health-checker.script.path":
                 str(javaenv.REPO / "scripts" / "hedge-health-check.sh"),
             "yarn.nodemanager.health-checker.script.opts": str(self.blacklist),
@@ -342,6 +341,11 @@ class NodeManagerProcess:
         conf = self.folder / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "yarn-site.xml").write_text(self.site())
+        # The shuffle handler reads its port through a JobConf, whose mapred-default.xml
+        # (13562) is loaded after yarn-site.xml and wins there: only mapred-site.xml sets it.
+        (conf / "mapred-site.xml").write_text(
+            "<configuration><property><name>mapreduce.shuffle.port</name><value>0</value>"
+            "</property></configuration>\n")
         command = javaenv.java_command("org.apache.hadoop.yarn.server.nodemanager.NodeManager",
                                        [], self.cluster.version, extra_classpath=(conf,),
                                        heap="512m")
