@@ -135,7 +135,7 @@ def test_ect_does_not_depend_on_heartbeat_age_for_fresh_only() -> None:
 def test_jvm_startup_and_dispatch() -> None:
     np.testing.assert_allclose(jvm_startup(ATTEMPTS), [6, NAN, NAN, 6])
     np.testing.assert_allclose(estimate_ect("jvm", ATTEMPTS, NOW), jvm_ect(ATTEMPTS, NOW))
-    with pytest.raises(HedgeError, match="unknown runtime estimator 'nope'"):
+    with pytest.raises(HedgeError, match="estimator = 'nope': unknown runtime estimator"):
         estimate_ect("nope", ATTEMPTS, NOW)
 
 

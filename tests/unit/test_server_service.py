@@ -117,7 +117,7 @@ def test_settings_file_and_serve_check(tmp_path: Path, capsys) -> None:
                    "[limits]\nmax_sessions = 5\n[policy.static]\nfactor = 2.0\n")
     config, token_file = load_settings(ini)
     assert (config.host, config.port, config.limits.max_sessions) == ("0.0.0.0", 26000, 5)
-    assert config.policy_params == {"factor": "2.0"} and token_file == str(token)
+    assert config.policy_defaults == {"static": {"factor": "2.0"}} and token_file == str(token)
     assert main(["serve", "--config", str(ini), "--check"]) == 0
     assert "config OK" in capsys.readouterr().out
     ini.write_text(f"[server]\ntoken_file = {token}\n[policy.static]\nfactor = fast\n"
@@ -243,3 +243,43 @@ def test_stop_does_not_wait_for_an_idle_py4j_client() -> None:
     stopper.join(10)
     idle.close()
     assert not stopper.is_alive(), "stop() hung on an idle Py4J connection"
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ("[policy.adaptive]\nestimator = bogus\n",
+     r"\[policy.adaptive\]: policy 'adaptive': estimator = 'bogus': unknown runtime estimator, "
+     r"expected one of: legacy, rate, jvm, fresh"),
+    ("[policy.adaptive]\nprogress.weight = nan\n",
+     r"\[policy.adaptive\]: policy parameter 'hedge.adaptive.progress.weight' = 'nan'"),
+    ("[policy.bogus]\nx = 1\n", r"\[policy.bogus\]: unknown policy 'bogus', expected one of"),
+    ("[policy.hadoop]\nfoo = 1\n", r"\[policy.hadoop\]: hedge.hadoop.foo: policy 'hadoop' has no "
+                                   r"parameter 'foo'"),
+])
+def test_every_policy_section_is_checked_not_only_the_default_policys(
+        tmp_path: Path, section: str, message: str) -> None:
+    """Issue 20: these passed --check, and a bad estimator then failed every scan."""
+    ini = tmp_path / "hedge.ini"
+    ini.write_text("[server]\npolicy = adaptive\n" + section)
+    with pytest.raises(HedgeError, match=rf"hedge.ini: {message}"):
+        load_settings(ini)
+
+
+def test_a_job_of_another_policy_gets_that_policys_server_defaults(tmp_path: Path) -> None:
+    ini = tmp_path / "hedge.ini"
+    ini.write_text("[server]\npolicy = adaptive\n[policy.static]\nfactor = 3.5\n")
+    config, _ = load_settings(ini)
+    service = ControlPlaneService(ServerConfig(token=TOKEN, policy_defaults=config.policy_defaults))
+    factors = []
+    for params in ("", "factor=2.5"):  # the job's own value wins over the server's
+        session_id, secret = service.open("job_1_0001", "static", params).split()[1:3]
+        session = service.sessions.authenticate(int(session_id), bytes.fromhex(secret))
+        factors.append(session.policy.factor)
+    assert factors == [3.5, 2.5]
+
+
+def test_a_metrics_interval_that_is_not_a_number_fails_the_check(tmp_path: Path, capsys) -> None:
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
+    assert main(["serve", "--token-file", str(token), "--metrics-interval", "nan", "--check"]) == 2
+    assert "metrics interval = nan: expected seconds > 0" in capsys.readouterr().err

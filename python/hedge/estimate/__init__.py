@@ -6,6 +6,7 @@ per attempt, NaN where no estimate is possible. See :mod:`hedge.estimate.runtime
 
 from hedge.estimate.runtime import (
     ESTIMATORS,
+    check_estimator,
     estimate_ect,
     fresh_ect,
     fresh_progress,
@@ -17,6 +18,7 @@ from hedge.estimate.runtime import (
 
 __all__ = [
     "ESTIMATORS",
+    "check_estimator",
     "estimate_ect",
     "fresh_ect",
     "fresh_progress",

@@ -350,10 +350,14 @@ ESTIMATORS: dict[str, Callable[[AttemptTable, float], Array]] = {
 }
 
 
+def check_estimator(kind: str, where: str = "estimator") -> str:
+    """``kind`` when it names an estimator; HedgeError naming ``where`` and the choices."""
+    if kind not in ESTIMATORS:
+        raise HedgeError(f"{where} = {kind!r}: unknown runtime estimator, expected one of: "
+                         f"{', '.join(ESTIMATORS)}")
+    return kind
+
+
 def estimate_ect(kind: str, attempts: AttemptTable, now: float) -> Array:
     """The ECT of every attempt by the estimator named ``kind`` (legacy|rate|jvm|fresh)."""
-    if kind not in ESTIMATORS:
-        raise HedgeError(
-            f"unknown runtime estimator '{kind}', expected one of: {', '.join(ESTIMATORS)}"
-        )
-    return ESTIMATORS[kind](attempts, now)
+    return ESTIMATORS[check_estimator(kind)](attempts, now)

@@ -32,7 +32,7 @@ from hedge.detect.detectors import DETECTORS, known_mask
 from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST
 from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
-from hedge.estimate import estimate_ect
+from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch
@@ -142,7 +142,7 @@ class StaticPolicy(DetectorPolicy):
     def __init__(self, factor: float = 1.5, estimator: str = "rate") -> None:
         super().__init__()
         self.factor = factor
-        self.estimator = estimator
+        self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the static rule could flag: ECT - job start > factor x job mean."""
@@ -195,7 +195,7 @@ class AdaptivePolicy(DetectorPolicy):
         self.memory_standard = memory_standard
         self.cpu_standard = cpu_standard
         self.resource_weight = resource_weight
-        self.estimator = estimator
+        self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
 
     @classmethod
     def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:

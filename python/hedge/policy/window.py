@@ -74,7 +74,7 @@ from hedge.analysis.energy import PowerModel
 from hedge.detect import DETECTORS, detect
 from hedge.detect.detectors import candidate_mask, known_mask
 from hedge.errors import HedgeError
-from hedge.estimate import ESTIMATORS, estimate_ect
+from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, _ranges, allocate
 from hedge.policy.base import Policy, register
@@ -246,10 +246,7 @@ class WindowPolicy(Policy):
             raise HedgeError(f"policy '{self.name}': slots = {slots!r}, expected 'own' or "
                              "'cluster'")
         self.slots = slots
-        if estimator not in ESTIMATORS:
-            raise HedgeError(f"policy '{self.name}': estimator = {estimator!r}, expected one "
-                             f"of {', '.join(ESTIMATORS)}")
-        self.estimator = estimator
+        self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
         self.risk_adjust = bool(risk_adjust)
         self.tail_recopy = self.recopy if tail_recopy is None else bool(tail_recopy)
         self._window_end = -np.inf

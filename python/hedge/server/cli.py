@@ -84,7 +84,7 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
     if data_port is not None:
         config = replace(config, data_port=data_port)
     if policy:
-        config = replace(config, policy=policy, policy_params={})
+        config = replace(config, policy=policy)
     if metrics_interval is not None:
         config = replace(config, metrics_interval=metrics_interval)
     if imkp_mappings is not None:
@@ -100,7 +100,7 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
             click.echo(f"hedge: warning: {warning}", err=True)
         click.echo(f"config OK: py4j {config.host}:{config.port}, data port "
                    f"{config.data_port or 'any'}, policy {config.policy} "
-                   f"{config.policy_params or ''}".rstrip())
+                   f"{config.policy_defaults.get(config.policy) or ''}".rstrip())
         click.echo(_check_cluster(config))
         click.echo(_check_imkp(config))
         return

@@ -50,7 +50,8 @@ class ServerConfig:
     data_port: int = 0  # 0: any free port (announced to clients by open())
     token: str = ""
     policy: str = "adaptive"
-    policy_params: dict[str, str] = field(default_factory=dict)
+    # server-side parameter defaults per policy ([policy.<name>] sections), as text
+    policy_defaults: dict[str, dict[str, str]] = field(default_factory=dict)
     allowed_policies: tuple[str, ...] = ()  # empty: every registered policy
     limits: Limits = field(default_factory=Limits)
     metrics_interval: float = 60.0
@@ -264,7 +265,7 @@ class ControlPlaneService:
         if allowed and name not in allowed:
             raise HedgeError(f"policy '{name}' is not allowed on this server "
                              f"(allowed: {', '.join(allowed)})")
-        raw = dict(self.config.policy_params) if name == self.config.policy else {}
+        raw = dict(self.config.policy_defaults.get(name, {}))
         raw.update(parse_params(params_text))
         session = self.sessions.open(job_id, name, policy_params(name, raw))
         self.metrics.session(opened=True)

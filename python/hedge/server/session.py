@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import inspect
 import itertools
+import math
 import secrets
 import threading
 import time
@@ -71,7 +72,10 @@ def _coerce(text: str, default: object, key: str) -> object:
         if isinstance(default, int):
             return int(text)
         if isinstance(default, float) or default is None:
-            return float(text)
+            value = float(text)
+            if math.isnan(value):  # float() takes "nan", and every comparison with it is False
+                raise ValueError(text)
+            return value
     except ValueError:
         kind = "true/false" if isinstance(default, bool) else type(default).__name__
         raise HedgeError(f"policy parameter '{key}' = {text!r}: expected a {kind} value") from None

@@ -202,10 +202,27 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     )
     config = _cluster_settings(parser, file, config)
     config = _imkp_settings(parser, file, config)
-    section = f"policy.{config.policy}"
-    if parser.has_section(section):
-        config = replace(config, policy_params=dict(parser[section]))
+    defaults = {section.removeprefix("policy."): dict(parser[section])
+                for section in parser.sections() if section.startswith("policy.")}
+    for name, raw in defaults.items():
+        _check_policy_section(file, name, raw)
+    config = replace(config, policy_defaults=defaults)
     return config, (server.get("token_file", "").strip() or None)
+
+
+def _check_policy_section(file: Path, name: str, raw: dict[str, str]) -> None:
+    """A ``[policy.<name>]`` section names a policy and parameters it accepts, with values
+    it can be built with (a job of that policy would otherwise be refused, or fail scans)."""
+    from hedge.policy import create
+
+    where = f"{file}: [policy.{name}]"
+    if name not in available():
+        raise HedgeError(f"{where}: unknown policy '{name}', expected one of: "
+                         f"{', '.join(available())}")
+    try:
+        create(name, **policy_params(name, raw))
+    except HedgeError as exc:
+        raise HedgeError(f"{where}: {exc}") from None
 
 
 def check_config(config: ServerConfig) -> list[str]:
@@ -218,7 +235,10 @@ def check_config(config: ServerConfig) -> list[str]:
         raise HedgeError(f"default policy '{config.policy}' is not in allowed_policies")
     # build the default policy once with its configured parameters
     from hedge.policy import create
-    create(config.policy, **policy_params(config.policy, config.policy_params))
+    create(config.policy, **policy_params(config.policy,
+                                          config.policy_defaults.get(config.policy, {})))
+    if not 0 < config.metrics_interval < math.inf:
+        raise HedgeError(f"metrics interval = {config.metrics_interval}: expected seconds > 0")
     if config.nodes_status and not Path(config.nodes_status).is_file():
         raise HedgeError(f"nodes_status = {config.nodes_status}: file not found")
     if config.imkp_mappings:
