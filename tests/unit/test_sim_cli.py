@@ -120,3 +120,11 @@ def test_default_workload_prefix_rejects_a_bad_count() -> None:
 
     with pytest.raises(HedgeError, match="'default:jobs=N' with an integer N >= 1"):
         WorkloadSource(synthetic="default:jobs=zero").build(seed=0)
+
+
+@pytest.mark.parametrize("seed", ["5-1", "-3", "1,-2", "1-2-3", "x", ""])
+def test_a_bad_seed_is_one_line_naming_the_option(seed, capsys):
+    """Issue 20: '5-1' and '-3' were internal errors."""
+    assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", f"--seed={seed}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--seed {seed!r}: expected N, N1,N2,... or LOW-HIGH" in err

@@ -17,14 +17,20 @@ DEFAULT_WORKLOAD_CLUSTER = "nodes=1000,slots=4"
 
 
 def _seeds(text: str) -> list[int]:
-    """``"3"``, ``"1,2,5"`` or ``"0-4"`` -> seeds."""
+    """``"3"``, ``"1,2,5"`` or ``"0-4"`` -> seeds (non-negative integers, as numpy takes)."""
+    expected = f"--seed {text!r}: expected N, N1,N2,... or LOW-HIGH with 0 <= LOW <= HIGH"
+    parts = text.split("-")
     try:
-        if "-" in text.strip("-"):
-            low, high = text.split("-", 1)
-            return list(range(int(low), int(high) + 1))
-        return [int(x) for x in text.split(",")]
+        if len(parts) == 2:
+            low, high = int(parts[0]), int(parts[1])
+            if not 0 <= low <= high:
+                raise ValueError(text)
+            return list(range(low, high + 1))
+        if len(parts) == 1:
+            return [int(x) for x in text.split(",")]
     except ValueError:
-        raise HedgeError(f"--seed {text!r}: expected N, N1,N2,... or LOW-HIGH") from None
+        pass
+    raise HedgeError(expected)
 
 
 def _policies(text: str) -> list[str]:
