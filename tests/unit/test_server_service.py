@@ -283,3 +283,13 @@ def test_a_metrics_interval_that_is_not_a_number_fails_the_check(tmp_path: Path,
     token.chmod(0o600)
     assert main(["serve", "--token-file", str(token), "--metrics-interval", "nan", "--check"]) == 2
     assert "metrics interval = nan: expected seconds > 0" in capsys.readouterr().err
+
+
+def test_binary_settings_or_token_files_are_one_line(tmp_path: Path, capsys) -> None:
+    """Issue 20: both were internal errors (UnicodeDecodeError)."""
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\x00\xb7\xff" * 20)
+    assert main(["serve", "--config", str(binary), "--check"]) == 2
+    assert "binary: byte 1: not UTF-8 text, expected a settings file" in capsys.readouterr().err
+    assert main(["serve", "--token-file", str(binary), "--check"]) == 2
+    assert "binary: byte 1: not UTF-8 text, expected one token" in capsys.readouterr().err

@@ -66,6 +66,9 @@ def read_token(path: str | Path) -> str:
         token = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise HedgeError(f"{path}: cannot read the token file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise HedgeError(f"{path}: byte {exc.start}: not UTF-8 text, expected one token of at "
+                         "least 16 characters (e.g. head -c 24 /dev/urandom | base64)") from None
     if len(token) < 16 or any(c.isspace() for c in token):
         raise HedgeError(f"{path}: expected one token of at least 16 characters without "
                          "spaces")
@@ -163,6 +166,9 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
             parser.read_file(handle)
     except OSError as exc:
         raise HedgeError(f"{file}: cannot read the settings file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise HedgeError(f"{file}: byte {exc.start}: not UTF-8 text, expected a settings file "
+                         "like conf/hedge.ini") from None
     except configparser.Error as exc:
         raise HedgeError(f"{file}: not a valid settings file: {exc.message}") from None
     for section in parser.sections():
