@@ -139,3 +139,16 @@ def test_alibaba_without_header_and_line_numbers(tmp_path):
     assert w.duration.tolist() == [10.0, 30.0]
     with pytest.raises(HedgeError, match=rf"{path.name}:3: field 'task_end_time'"):
         load(path)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("fb.tsv", "job0\t0\t0\t100\t0\t0\njob1\t5\t5\t1e30\t0\t0\n",
+     r"fb.tsv:2: field 'map_input_bytes': 1e\+30 bytes make 7.45e\+21 tasks"),
+    ("x.tr", "0 2 1.5 1 1e308\n", r"x.tr:1: field 'd_2': duration 1e308 s, expected at most"),
+])
+def test_values_no_job_can_have_are_refused(tmp_path, name, text, message):
+    """Issue 20: the SWIM value was an internal error, the .tr one made simulate spin."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(HedgeError, match=message):
+        load(path)

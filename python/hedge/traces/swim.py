@@ -35,6 +35,12 @@ EXTRA = ["input_path_id", "extra_1", "extra_2"]
 NUMERIC = COLUMNS[1:]
 
 
+# More tasks than this in one synthesised job means a value the rule cannot have meant (the
+# largest job in ../shared/data's SWIM Facebook samples reads 2.1e13 bytes: 160,000 maps of
+# 128 MiB).
+MAX_TASKS_PER_JOB = 10_000_000
+
+
 def read(path: Path, *, block_bytes: float = 128 * MiB, reduce_bytes: float = 1024 * MiB,
          map_rate: float = 20 * MiB, reduce_rate: float = 10 * MiB,
          overhead: float = 2.0) -> Workload:
@@ -58,8 +64,17 @@ def read(path: Path, *, block_bytes: float = 128 * MiB, reduce_bytes: float = 10
                              f"number >= 0, found {cols[name][bad[0]]!r}")
     size_in, shuffle, out = (cols["map_input_bytes"], cols["shuffle_bytes"],
                              cols["reduce_output_bytes"])
-    maps = np.maximum(1, np.ceil(size_in / block_bytes)).astype(np.int64)
-    reduces = np.ceil(shuffle / reduce_bytes).astype(np.int64)
+    maps_f = np.maximum(1, np.ceil(size_in / block_bytes))
+    reduces_f = np.ceil(shuffle / reduce_bytes)
+    for name, count, unit in (("map_input_bytes", maps_f, block_bytes),
+                              ("shuffle_bytes", reduces_f, reduce_bytes)):
+        big = np.flatnonzero(count > MAX_TASKS_PER_JOB)
+        if len(big):
+            row = int(big[0])
+            raise HedgeError(f"{where(path, line_of_row(path, row), name)}: {cols[name][row]:g} "
+                             f"bytes make {count[row]:.3g} tasks of {unit:g} bytes, expected at "
+                             f"most {MAX_TASKS_PER_JOB:,} tasks per job (bytes, not bits or KB?)")
+    maps, reduces = maps_f.astype(np.int64), reduces_f.astype(np.int64)
     map_dur = overhead + size_in / maps / map_rate
     red_dur = overhead + (shuffle + out) / np.maximum(reduces, 1) / reduce_rate
 

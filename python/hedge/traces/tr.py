@@ -15,6 +15,10 @@ from hedge.errors import HedgeError, where
 from hedge.traces.csvio import open_text
 from hedge.traces.workload import Workload
 
+# A task longer than this is a unit or parsing mistake in the file, not a straggler; taking
+# it would stretch the simulated clock without end (one 1e308 s task spun for minutes).
+MAX_DURATION_S = 1e8
+
 
 def _parse(path: Path, lineno: int, words: list[str]) -> tuple[float, np.ndarray]:
     if len(words) < 3:
@@ -46,6 +50,10 @@ def _parse(path: Path, lineno: int, words: list[str]) -> tuple[float, np.ndarray
                          f"{durations[k]!r}")
     if not np.isfinite(values).all():
         raise HedgeError(f"{where(path, lineno)}: expected finite numbers")
+    if (durations > MAX_DURATION_S).any():
+        k = int(np.argmax(durations > MAX_DURATION_S))
+        raise HedgeError(f"{where(path, lineno, f'd_{k + 1}')}: duration {words[3 + k]} s, "
+                         f"expected at most {MAX_DURATION_S:.0e} s (about 3 years)")
     return float(values[0]), durations
 
 
