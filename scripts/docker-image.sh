@@ -2,8 +2,9 @@
 # Builds the docker cluster's images without any image registry:
 #   hedge-base:bookworm  a debootstrapped Debian bookworm root file system (Java 17 JRE, Python 3),
 #                        brought in with `docker import`;
-#   hedge-hadoop:latest  hedge-base plus Hadoop's Maven-resolved jars, the hedge shim jar and
-#                        hedge's Python package with its dependencies, from docker/Dockerfile.
+#   hedge-hadoop:latest  hedge-base plus Hadoop's Maven-resolved jars, the hedge shim jar,
+#                        hedge's Python package with its dependencies, and the jobs and health
+#                        script of scripts/cluster.sh --docker, from docker/Dockerfile.
 # Idempotent: hedge-base is built only when the image is missing (HEDGE_REBUILD_BASE=1 forces
 # it); hedge-hadoop is rebuilt with docker's layer cache, so unchanged inputs cost seconds.
 # Needs: root (debootstrap), a running Docker engine, and `make shim` done (the shim jar and
@@ -23,6 +24,8 @@ BASE_PACKAGES=${HEDGE_BASE_PACKAGES:-openjdk-17-jre-headless,python3,python3-ven
 STAGE=$ROOT/docker/stage            # the build context (gitignored)
 CLASSPATH_FILE=$HEDGE_CACHE/hadoop/$HADOOP_VERSION.classpath
 SHIM_JAR=$ROOT/java-shim/target/hedge-shim-$HEDGE_VERSION.jar
+EXAMPLES_JAR=$HEDGE_CACHE/hadoop/hadoop-mapreduce-examples-3.3.6.jar  # hedge.javaenv.examples_jar()
+CLUSTER_JAR=$ROOT/java-shim/cluster/target/hedge-cluster-$HEDGE_VERSION.jar
 
 die() { echo "docker-image.sh: $*" >&2; exit 1; }
 log() { echo "docker-image.sh: $*" >&2; }
@@ -48,6 +51,8 @@ docker info >/dev/null 2>&1 \
 docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
 [ -f "$CLASSPATH_FILE" ] || die "missing $CLASSPATH_FILE: run make shim first"
 [ -f "$SHIM_JAR" ] || die "missing $SHIM_JAR: run make shim first"
+[ -f "$EXAMPLES_JAR" ] || die "missing $EXAMPLES_JAR: run make shim first"
+[ -f "$CLUSTER_JAR" ] || die "missing $CLUSTER_JAR: run make shim first"
 
 # --- hedge-base ---------------------------------------------------------------------------------
 ROOTFS=
@@ -116,6 +121,15 @@ rm -rf "$STAGE/hadoop/lib"; mv "$STAGE/hadoop/lib.new" "$STAGE/hadoop/lib"
 cmp -s "$STAGE/hadoop/classpath.new" "$STAGE/hadoop/classpath" 2>/dev/null \
     && rm "$STAGE/hadoop/classpath.new" || mv "$STAGE/hadoop/classpath.new" "$STAGE/hadoop/classpath"
 cmp -s "$SHIM_JAR" "$STAGE/hedge-shim.jar" 2>/dev/null || cp "$SHIM_JAR" "$STAGE/hedge-shim.jar"
+# The jobs of scripts/cluster.sh --docker (fixed names in the image) and the health script.
+mkdir -p "$STAGE/jobs"
+stage_file() {  # SRC DEST: copy when it differs (an unchanged file keeps docker's cache)
+    cmp -s "$1" "$2" 2>/dev/null || cp -p "$1" "$2"
+}
+stage_file "$EXAMPLES_JAR" "$STAGE/jobs/hadoop-mapreduce-examples.jar"
+stage_file "$CLUSTER_JAR" "$STAGE/jobs/hedge-cluster.jar"
+stage_file "$ROOT/scripts/hedge-health-check.sh" "$STAGE/hedge-health-check.sh"
+chmod 755 "$STAGE/hedge-health-check.sh"
 
 # hedge's wheel (stage/hedge) and its dependencies' wheels (stage/wheels), kept apart so that a
 # change to hedge reinstalls only hedge. The wheels are built by this machine's Python, so its

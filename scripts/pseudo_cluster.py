@@ -26,6 +26,7 @@ import argparse
 import collections
 import contextlib
 import getpass
+import hashlib
 import json
 import os
 import re
@@ -38,8 +39,10 @@ import sys
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from xml.sax.saxutils import escape
 
 from hedge import javaenv
@@ -145,6 +148,8 @@ class Cluster:
     work: Path
     version: str = DEFAULT_VERSION
     ports: dict[str, int] = field(default_factory=dict)
+    # where the daemons and clients run: processes of this machine, or docker containers
+    launcher: Launcher = field(default_factory=lambda: ProcessLauncher())
 
     # ---- layout ----
     @property
@@ -191,12 +196,14 @@ class Cluster:
             raise ClusterError(f"no cluster in {self.work}: run scripts/cluster.sh up first")
         state = json.loads(self.state_file.read_text())
         self.version, self.ports = state["version"], state["ports"]
+        # the launcher of the up that wrote it, whatever this command was given
+        self.launcher = launcher_from_state(state.get("launcher", {"kind": "process"}))
         return self
 
     def save(self) -> None:
         partial = self.state_file.with_suffix(".partial")
-        partial.write_text(json.dumps({"version": self.version, "ports": self.ports},
-                                      indent=1) + "\n")
+        partial.write_text(json.dumps({"version": self.version, "ports": self.ports,
+                                       "launcher": self.launcher.state()}, indent=1) + "\n")
         partial.replace(self.state_file)
 
     def choose_ports(self, mode: str, overrides: dict[str, int]) -> None:
@@ -294,7 +301,7 @@ class Cluster:
         p = self.ports
         # What a container's JVM runs on: this conf dir and the Hadoop jars (as
         # $HADOOP_CONF_DIR and share/hadoop/*/* would be on an installed cluster).
-        classpath = [str(self.conf), *map(str, javaenv.hadoop_jars(self.version))]
+        classpath = [str(self.conf), *self.launcher.hadoop_classpath(self.version)]
         return {
             "yarn.resourcemanager.hostname": MASTER,
             "yarn.resourcemanager.address": f"{MASTER}:{p['rm.rpc']}",
@@ -332,8 +339,7 @@ class Cluster:
             "yarn.nodemanager.log-dirs": str(home / "logs"),
             # hedge's blacklist (`hedge nodes watch --out DIR/blacklist`); 2.x key names,
             # which 3.x reads as its default script too
-            "yarn.nodemanager.health-checker.script.path":
-                str(REPO / "scripts" / "hedge-health-check.sh"),
+            "yarn.nodemanager.health-checker.script.path": self.launcher.health_script(),
             "yarn.nodemanager.health-checker.script.opts": str(self.blacklist),
             "yarn.nodemanager.health-checker.interval-ms": "5000",
         }
@@ -343,7 +349,7 @@ class Cluster:
         opens = " ".join(javaenv.JAVA17_OPENS)  # Hadoop 3 on Java 17: AM and tasks too
         return {
             "mapreduce.framework.name": "yarn",
-            "mapreduce.application.classpath": str(javaenv.shim_jar()),
+            "mapreduce.application.classpath": self.launcher.shim_jar(),
             "yarn.app.mapreduce.am.resource.mb": str(AM_MEMORY_MB),
             "yarn.app.mapreduce.am.command-opts": f"-Xmx384m {opens}",
             "mapreduce.map.memory.mb": str(TASK_MEMORY_MB),
@@ -364,39 +370,32 @@ class Cluster:
 
     # ---- processes ----
     def command(self, name: str) -> tuple[list[str], dict[str, str]]:
-        env = {**os.environ, "HEDGE_CLUSTER_DIR": str(self.work),
-               "JAVA_HOME": java_home()}
+        """A daemon's command line and environment, as its launcher runs them."""
+        env = {"HEDGE_CLUSTER_DIR": str(self.work)}
         if name == "hedge-serve":
-            return ([sys.executable, "-m", "hedge.cli", "serve", "--config",
-                     str(self.work / "hedge.ini")], env)
+            return (self.launcher.hedge_command(["serve", "--config",
+                                                 str(self.work / "hedge.ini")]),
+                    self.launcher.env(env))
         conf = self.conf
         if name in NODEMANAGERS:
             conf = self.home(name) / "conf"
             env["HEDGE_HOSTNAME"] = NODEMANAGERS[name]  # what the health-check script matches
-        command = javaenv.java_command(
-            MAIN_CLASSES[name], [], self.version, extra_classpath=(conf,), heap=HEAPS[name],
+        command = self.launcher.java_command(
+            self, MAIN_CLASSES[name], [], extra_classpath=(str(conf),), heap=HEAPS[name],
             jvm_options=("-Djava.net.preferIPv4Stack=true",
                          f"-Dhadoop.log.dir={self.logs}"))
-        return command, env
+        return command, self.launcher.env(env)
 
-    def spawn(self, name: str) -> subprocess.Popen:
+    def spawn(self, name: str) -> Daemon:
+        """Start one daemon, its output in its log; a handle with poll() and pid."""
         command, env = self.command(name)
         home = self.home(name)
         home.mkdir(parents=True, exist_ok=True)
-        with self.log(name).open("w") as log:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, cwd=home, env=env,
-                                    start_new_session=True)
-        (self.pids / f"{name}.pid").write_text(f"{proc.pid}\n")
-        return proc
+        return self.launcher.start(self, name, command, env, home, self.log(name))
 
-    def pid(self, name: str) -> int | None:
-        """The pid of a running daemon of this cluster (None: not running)."""
-        try:
-            pid = int((self.pids / f"{name}.pid").read_text())
-        except (OSError, ValueError):
-            return None
-        return pid if belongs(pid, self.work) else None
+    def pid(self, name: str) -> int | str | None:
+        """A running daemon's pid (its container's name with --docker); None: not running."""
+        return self.launcher.running(self, name)
 
     # ---- readiness (over the daemons' HTTP endpoints) ----
     def ready(self, name: str) -> bool:
@@ -441,6 +440,299 @@ def get_json(url: str) -> dict | None:
 def jmx(base: str, query: str) -> dict:
     beans = (get_json(f"{base}/jmx?qry={query}") or {}).get("beans") or [{}]
     return beans[0]
+
+
+# ---- launchers: where the daemons and the clients run ----
+class Daemon(Protocol):
+    """A started daemon: poll() is its exit code once it has ended (else None)."""
+
+    pid: int | str
+
+    def poll(self) -> int | None: ...
+
+
+class ProcessLauncher:
+    """Each daemon a process of this machine in a session of its own (its pid in
+    DIR/pids/NAME.pid), from the Maven-resolved jars of `make shim`; clients likewise."""
+
+    kind, what = "process", "pid"
+
+    def state(self) -> dict:
+        return {"kind": self.kind}
+
+    def preflight(self, cluster: Cluster, build: bool = False) -> None:
+        """Java, the Hadoop jars and hedge's jar, each named when missing."""
+        try:
+            javaenv.java_executable()
+            javaenv.hadoop_jars(cluster.version)
+            javaenv.shim_jar()
+        except HedgeError as exc:
+            raise ClusterError(f"cannot start the Hadoop daemons: {exc}") from None
+
+    # paths as the daemons, their containers and the clients see them
+    def hadoop_classpath(self, version: str) -> list[str]:
+        return [str(jar) for jar in javaenv.hadoop_jars(version)]
+
+    def shim_jar(self) -> str:
+        return str(javaenv.shim_jar())
+
+    def health_script(self) -> str:
+        return str(REPO / "scripts" / "hedge-health-check.sh")
+
+    def examples_jar(self) -> str:
+        return str(javaenv.examples_jar())
+
+    def cluster_jar(self) -> str:
+        return str(javaenv.cluster_jar())
+
+    def java_command(self, cluster: Cluster, main: str, args: list[str],
+                     extra_classpath: Sequence[str] = (), heap: str = "512m",
+                     jvm_options: Sequence[str] = ()) -> list[str]:
+        return javaenv.java_command(main, args, cluster.version,
+                                    extra_classpath=tuple(map(Path, extra_classpath)),
+                                    heap=heap, jvm_options=jvm_options)
+
+    def hedge_command(self, args: list[str]) -> list[str]:
+        return [sys.executable, "-m", "hedge.cli", *args]
+
+    def env(self, extra: dict[str, str]) -> dict[str, str]:
+        return {**os.environ, "JAVA_HOME": java_home(), **extra}
+
+    def start(self, cluster: Cluster, name: str, command: list[str], env: dict[str, str],
+              cwd: Path, log: Path) -> Daemon:
+        with log.open("w") as out:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                    start_new_session=True)
+        (cluster.pids / f"{name}.pid").write_text(f"{proc.pid}\n")
+        return proc
+
+    def running(self, cluster: Cluster, name: str) -> int | None:
+        try:
+            pid = int((cluster.pids / f"{name}.pid").read_text())
+        except (OSError, ValueError):
+            return None
+        return pid if belongs(pid, cluster.work) else None
+
+    def client(self, cluster: Cluster, command: list[str], cwd: Path, label: str,
+               env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str] | None]:
+        """A client's command line and environment for subprocess.run(..., cwd=cwd)."""
+        return command, env
+
+    def stop(self, cluster: Cluster, say: Callable[[str], None]) -> int:
+        return stop_processes(cluster, say)
+
+
+DOCKER_IMAGE = "hedge-hadoop:latest"
+# What scripts/cluster.sh --docker needs in the image (scripts/docker-image.sh puts it there).
+IMAGE_SHIM = "/opt/hedge/hedge-shim.jar"
+IMAGE_HEALTH_SCRIPT = "/opt/hedge/hedge-health-check.sh"
+IMAGE_EXAMPLES_JAR = "/opt/hedge/jobs/hadoop-mapreduce-examples.jar"
+IMAGE_CLUSTER_JAR = "/opt/hedge/jobs/hedge-cluster.jar"
+IMAGE_PROBE = ("cat /opt/hadoop/classpath && ls " + " ".join(
+    (IMAGE_SHIM, IMAGE_HEALTH_SCRIPT, IMAGE_EXAMPLES_JAR, IMAGE_CLUSTER_JAR)) + " >/dev/null")
+
+
+class DockerLauncher:
+    """Each daemon a container of the hedge-hadoop image (scripts/docker-image.sh), on the
+    host's network (the same addresses and ports as the process cluster) with the work dir
+    mounted at its own path (the same conf, logs and data); `docker run --init` so that
+    SIGTERM reaches the daemon and orphans are reaped. Clients (jobs, `hedge imkp build`,
+    `hedge nodes rank`) run in containers of the same image. Every container carries the
+    label hedge.cluster=DIR, by which status and down find them."""
+
+    kind, what = "docker", "container"
+
+    def __init__(self, image: str | None = None, classpath: list[str] | None = None) -> None:
+        self.image = image or os.environ.get("HEDGE_HADOOP_IMAGE", DOCKER_IMAGE)
+        self.classpath = classpath or []  # the image's /opt/hadoop/classpath, read at up
+
+    def state(self) -> dict:
+        return {"kind": self.kind, "image": self.image, "classpath": self.classpath}
+
+    def docker(self, *args: str, timeout: float = 120,
+               check: bool = True) -> subprocess.CompletedProcess[str]:
+        try:
+            result = subprocess.run(["docker", *args], stdin=subprocess.DEVNULL,
+                                    capture_output=True, text=True, timeout=timeout,
+                                    check=False)
+        except FileNotFoundError:
+            raise ClusterError("no docker client on PATH (apt-get install docker.io)") \
+                from None
+        if check and result.returncode != 0:
+            if "Cannot connect to the Docker daemon" in result.stderr:
+                self.engine()
+            raise ClusterError(f"docker {' '.join(args[:2])} ... failed (exit "
+                               f"{result.returncode}): {result.stderr.strip()[-2000:]}")
+        return result
+
+    def engine(self) -> None:
+        """A ClusterError with `docker info`'s output unless an engine answers."""
+        info = self.docker("info", timeout=60, check=False)
+        if info.returncode != 0:
+            said = "\n".join("    " + line for line in
+                             (info.stdout + info.stderr).strip().splitlines()[-15:])
+            raise ClusterError(f"no Docker engine is reachable; `docker info` says:\n{said}\n"
+                               "start one (as root: dockerd > /var/log/dockerd.log 2>&1 &) "
+                               "or set DOCKER_HOST")
+
+    def preflight(self, cluster: Cluster, build: bool = False) -> None:
+        """An engine, and the image (built with scripts/docker-image.sh when missing, when
+        it lacks what the cluster runs, or with --build); reads the image's classpath."""
+        self.engine()
+        probe = None
+        if not build and self.docker("image", "inspect", self.image,
+                                     check=False).returncode == 0:
+            probe = self.docker("run", "--rm", self.image, "sh", "-c", IMAGE_PROBE,
+                                check=False)
+            if probe.returncode != 0:
+                print(f"cluster: image {self.image} lacks the cluster's jobs or health script "
+                      f"({probe.stderr.strip()[-300:]}): rebuilding it", flush=True)
+        if probe is None or probe.returncode != 0:
+            script = REPO / "scripts" / "docker-image.sh"
+            print(f"cluster: building {self.image} with {script}", flush=True)
+            started = time.monotonic()
+            built = subprocess.run([str(script)], stdin=subprocess.DEVNULL, check=False,
+                                   env={**os.environ, "HEDGE_HADOOP_IMAGE": self.image,
+                                        "HADOOP_VERSION": cluster.version})
+            if built.returncode != 0:
+                raise ClusterError(f"{script} failed (exit {built.returncode}; its output "
+                                   "is above): the images are not there")
+            print(f"cluster: images built in {time.monotonic() - started:.0f} s", flush=True)
+            probe = self.docker("run", "--rm", self.image, "sh", "-c", IMAGE_PROBE)
+        self.classpath = [jar for jar in probe.stdout.strip().split(":") if jar]
+        common = f"hadoop-common-{cluster.version}.jar"
+        if not any(jar.endswith("/" + common) for jar in self.classpath):
+            raise ClusterError(f"image {self.image} holds no {common}: rebuild it for Hadoop "
+                               f"{cluster.version} (HADOOP_VERSION={cluster.version} "
+                               "scripts/docker-image.sh, or up --build)")
+
+    def hadoop_classpath(self, version: str) -> list[str]:
+        if not self.classpath:
+            raise ClusterError("the image's classpath is unknown (run up)")
+        return list(self.classpath)
+
+    def shim_jar(self) -> str:
+        return IMAGE_SHIM
+
+    def health_script(self) -> str:
+        return IMAGE_HEALTH_SCRIPT
+
+    def examples_jar(self) -> str:
+        return IMAGE_EXAMPLES_JAR
+
+    def cluster_jar(self) -> str:
+        return IMAGE_CLUSTER_JAR
+
+    def java_command(self, cluster: Cluster, main: str, args: list[str],
+                     extra_classpath: Sequence[str] = (), heap: str = "512m",
+                     jvm_options: Sequence[str] = ()) -> list[str]:
+        entries = [IMAGE_SHIM, *extra_classpath, *self.hadoop_classpath(cluster.version)]
+        return ["java", f"-Xmx{heap}", *javaenv.JAVA17_OPENS, *jvm_options,
+                "-cp", ":".join(entries), main, *args]
+
+    def hedge_command(self, args: list[str]) -> list[str]:
+        return ["hedge", *args]  # the image's venv is on its PATH
+
+    def env(self, extra: dict[str, str]) -> dict[str, str]:
+        # a uid the image's /etc/passwd may not know still has a Hadoop user name
+        return {"HADOOP_USER_NAME": getpass.getuser(), **extra}
+
+    def container(self, cluster: Cluster, name: str) -> str:
+        digest = hashlib.sha1(str(cluster.work).encode()).hexdigest()[:10]
+        return f"hedge-{digest}-{name}"
+
+    def run_options(self, cluster: Cluster, cwd: Path, env: dict[str, str]) -> list[str]:
+        options = ["--init", "--network", "host", "-v", f"{cluster.work}:{cluster.work}",
+                   "-w", str(cwd), "--user", f"{os.getuid()}:{os.getgid()}",
+                   "--label", f"hedge.cluster={cluster.work}"]
+        for key, value in env.items():
+            options += ["-e", f"{key}={value}"]
+        return options
+
+    def start(self, cluster: Cluster, name: str, command: list[str], env: dict[str, str],
+              cwd: Path, log: Path) -> Daemon:
+        container = self.container(cluster, name)
+        self.docker("rm", "-f", container, check=False)  # a previous up's, exited
+        log.write_text("")  # the daemon's output goes to its log in the work dir, as a process's
+        started = self.docker(
+            "run", "-d", "--name", container, "--label", f"hedge.daemon={name}",
+            *self.run_options(cluster, cwd, env), self.image,
+            "sh", "-c", 'log=$1; shift; exec "$@" >>"$log" 2>&1', "sh", str(log), *command,
+            check=False)
+        if started.returncode != 0:
+            raise ClusterError(f"{name} failed to start: docker run exited with code "
+                               f"{started.returncode}: {started.stderr.strip()[-1500:]}")
+        return Container(self, container)
+
+    def running(self, cluster: Cluster, name: str) -> str | None:
+        found = self.docker("ps", "--filter", f"label=hedge.cluster={cluster.work}",
+                            "--filter", f"label=hedge.daemon={name}", "--filter",
+                            "status=running", "--format", "{{.Names}}").stdout.split()
+        return found[0] if found else None
+
+    def containers(self, cluster: Cluster) -> list[tuple[str, str, str]]:
+        """(name, daemon or '', state) of every container of the cluster, running or not."""
+        rows = self.docker("ps", "-a", "--filter", f"label=hedge.cluster={cluster.work}",
+                           "--format", '{{.Names}}\t{{.Label "hedge.daemon"}}\t{{.State}}')
+        return [tuple(line.split("\t")) for line in rows.stdout.splitlines() if line.strip()]
+
+    def client(self, cluster: Cluster, command: list[str], cwd: Path, label: str,
+               env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str] | None]:
+        name = f"{self.container(cluster, 'client')}-{label}-{secrets.token_hex(3)}"
+        return (["docker", "run", "--rm", "--name", name, "--label", f"hedge.client={label}",
+                 *self.run_options(cluster, cwd, self.env(env or {})), self.image, *command],
+                None)
+
+    def stop(self, cluster: Cluster, say: Callable[[str], None]) -> int:
+        """docker stop (SIGTERM, SIGKILL after STOP_TIMEOUT_S) in waves, docker rm -f every
+        container of the cluster (a client's too), then the process sweep of the work dir."""
+        self.engine()
+        containers = self.containers(cluster)
+        daemons = {daemon: name for name, daemon, state in containers
+                   if daemon and state == "running"}
+        if daemons:
+            say(f"stopping {', '.join(d for d in DAEMONS if d in daemons)} (containers)")
+        for wave in STOP_WAVES:
+            names = [daemons[d] for d in wave if d in daemons]
+            if names:
+                self.docker("stop", "-t", str(STOP_TIMEOUT_S), *names,
+                            timeout=STOP_TIMEOUT_S + 120, check=False)
+        clients = [name for name, daemon, state in containers if not daemon and
+                   state == "running"]
+        if clients:
+            say(f"removing {len(clients)} client container(s): {', '.join(clients)}")
+        if containers:
+            self.docker("rm", "-f", *[name for name, _, _ in containers], check=False)
+        left = self.containers(cluster)
+        if left:
+            raise ClusterError(f"containers of {cluster.work} left after docker rm -f: "
+                               f"{', '.join(name for name, _, _ in left)}")
+        return len(daemons) + len(clients) + sweep(cluster, say)
+
+
+class Container:
+    """A daemon's container (Daemon's pid is its name)."""
+
+    def __init__(self, launcher: DockerLauncher, name: str) -> None:
+        self.launcher, self.pid = launcher, name
+
+    def poll(self) -> int | None:
+        state = self.launcher.docker("inspect", "-f", "{{.State.Running}} {{.State.ExitCode}}",
+                                     self.pid, check=False)
+        if state.returncode != 0:
+            return -1  # removed
+        running, code = state.stdout.split()
+        return None if running == "true" else int(code)
+
+
+def launcher_from_state(state: dict) -> ProcessLauncher | DockerLauncher:
+    if state.get("kind") == "docker":
+        return DockerLauncher(state.get("image"), state.get("classpath"))
+    return ProcessLauncher()
+
+
+Launcher = ProcessLauncher | DockerLauncher
 
 
 # ---- processes on this machine ----
@@ -506,22 +798,39 @@ def wait_gone(pids: list[int], work: Path, timeout: float) -> list[int]:
         time.sleep(0.2)
 
 
+# the JobHistoryServer and NodeManagers first: they stop cleanly while HDFS and the RM run
+STOP_WAVES = (("jobhistory", "nodemanager-1", "nodemanager-2"),
+              ("resourcemanager", "datanode", "hedge-serve"), ("namenode",))
+
+
 def stop(cluster: Cluster, quiet: bool = False) -> int:
-    """Stop every daemon (SIGTERM to its process group, SIGKILL after STOP_TIMEOUT_S), then
-    whatever else of the cluster is left; returns how many processes were stopped."""
+    """Stop every daemon (SIGTERM, SIGKILL after STOP_TIMEOUT_S), then whatever else of the
+    cluster is left; returns how many daemons and processes were stopped."""
     say = (lambda _: None) if quiet else (lambda text: print(f"cluster: {text}", flush=True))
+    return cluster.launcher.stop(cluster, say)
+
+
+def stop_processes(cluster: Cluster, say: Callable[[str], None]) -> int:
+    """The process launcher's stop: SIGTERM to each daemon's process group, then the sweep."""
     daemons = {name: pid for name in DAEMONS if (pid := cluster.pid(name)) is not None}
     if daemons:
         say(f"stopping {', '.join(daemons)}")
-    # the JobHistoryServer and NodeManagers first: they stop cleanly while HDFS and the RM run
-    for wave in (("jobhistory", "nodemanager-1", "nodemanager-2"),
-                 ("resourcemanager", "datanode", "hedge-serve"), ("namenode",)):
+    for wave in STOP_WAVES:
         pids = [pid for name, pid in daemons.items() if name in wave]
         signal_all(pids, signal.SIGTERM, groups=True)
         for pid in wait_gone(pids, cluster.work, STOP_TIMEOUT_S):
             say(f"pid {pid} still stopping after {STOP_TIMEOUT_S} s: SIGKILL")
             signal_all([pid], signal.SIGKILL, groups=True)
-    stopped = len(daemons)
+    stopped = len(daemons) + sweep(cluster, say)
+    for name in DAEMONS:
+        (cluster.pids / f"{name}.pid").unlink(missing_ok=True)
+    return stopped
+
+
+def sweep(cluster: Cluster, say: Callable[[str], None]) -> int:
+    """Stop any process left whose working directory or command line is inside the work dir
+    (task containers a NodeManager did not reap); how many there were."""
+    stopped = 0
     rest = leftovers(cluster.work) if cluster.work.is_dir() else []
     if rest:
         say(f"stopping {len(rest)} leftover process(es) of {cluster.work}: {rest}")
@@ -531,44 +840,36 @@ def stop(cluster: Cluster, quiet: bool = False) -> int:
     left = wait_gone(leftovers(cluster.work) if cluster.work.is_dir() else [], cluster.work, 10)
     if left:
         raise ClusterError(f"processes of {cluster.work} still running after SIGKILL: {left}")
-    for name in DAEMONS:
-        (cluster.pids / f"{name}.pid").unlink(missing_ok=True)
     return stopped
 
 
 # ---- commands ----
-def preflight(cluster: Cluster) -> None:
-    """Java, the Hadoop jars and hedge's jar, each named when missing, before starting."""
-    try:
-        javaenv.java_executable()
-    except HedgeError as exc:
-        raise ClusterError(f"cannot start the Hadoop daemons: {exc}") from None
-    try:
-        javaenv.hadoop_jars(cluster.version)
-        javaenv.shim_jar()
-    except HedgeError as exc:
-        raise ClusterError(f"cannot start the Hadoop daemons: {exc}") from None
+def preflight(cluster: Cluster, build: bool = False) -> None:
+    """What the launcher needs (Java and the jars; or Docker and the image), each named
+    when missing, before starting anything."""
+    cluster.launcher.preflight(cluster, build)
 
 
-def up(cluster: Cluster, ports: str, overrides: dict[str, int]) -> None:
+def up(cluster: Cluster, ports: str, overrides: dict[str, int], build: bool = False) -> None:
     started = time.monotonic()
     if cluster.state_file.is_file():
-        running = [name for name in DAEMONS if cluster.pid(name) is not None]
-        if running and set(running) == set(DAEMONS):
+        previous = Cluster(cluster.work).load()  # with the launcher that started it
+        running = [name for name in DAEMONS if previous.pid(name) is not None]
+        if set(running) == set(DAEMONS) and previous.launcher.kind == cluster.launcher.kind \
+                and all(previous.ready(name) for name in DAEMONS):
             cluster.load()
-            if all(cluster.ready(name) for name in DAEMONS):
-                print(f"cluster: already up in {cluster.work}")
-                print_urls(cluster)
-                return
+            print(f"cluster: already up in {cluster.work}")
+            print_urls(cluster)
+            return
         if running:
             print(f"cluster: a previous up left {', '.join(running)} running; stopping it")
-            stop(cluster)
-    preflight(cluster)
+            stop(previous)
+    preflight(cluster, build)
     cluster.choose_ports(ports, overrides)
     cluster.work.mkdir(parents=True, exist_ok=True)
     cluster.write_conf()
     cluster.save()
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict[str, Daemon] = {}
     try:
         format_namenode(cluster)
         pending = list(DAEMONS)
@@ -587,7 +888,8 @@ def up(cluster: Cluster, ports: str, overrides: dict[str, int]) -> None:
                 failure = start_failure(cluster.log(name))
                 if code is not None or failure:
                     how = (f"exited with code {code}" if code is not None else
-                           f"pid {procs[name].pid} runs on, but its log says: {failure}")
+                           f"{cluster.launcher.what} {procs[name].pid} runs on, but its log "
+                           f"says: {failure}")
                     raise ClusterError(f"{name} failed to start ({how}); the last lines of "
                                        f"{cluster.log(name)}:\n{tail(cluster.log(name))}")
                 if cluster.ready(name):
@@ -609,8 +911,9 @@ def up(cluster: Cluster, ports: str, overrides: dict[str, int]) -> None:
             raise ClusterError("up failed (see above); nothing of it is left running") \
                 from None
         raise
+    image = getattr(cluster.launcher, "image", None)
     print(f"cluster: up in {time.monotonic() - started:.0f} s, Hadoop {cluster.version}, "
-          f"in {cluster.work}")
+          f"in {cluster.work}{f' (containers of {image})' if image else ''}")
     print_urls(cluster)
 
 
@@ -633,7 +936,9 @@ def format_namenode(cluster: Cluster) -> None:
     if (cluster.work / "data" / "nn" / "current" / "VERSION").is_file():
         return
     command, env = cluster.command("namenode")
-    command += ["-format", "-force", "-nonInteractive"]
+    command, env = cluster.launcher.client(
+        cluster, [*command, "-format", "-force", "-nonInteractive"], cluster.work,
+        "namenode-format", env)
     log = cluster.logs / "namenode-format.log"
     with log.open("w") as out:
         result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out,
@@ -664,7 +969,8 @@ def status(cluster: Cluster) -> int:
         ready = pid is not None and cluster.ready(name)
         ok &= ready
         state = "ready" if ready else ("running, not ready" if pid else "not running")
-        print(f"  {name:16} {state:20} pid {pid or '-':>7}  log {cluster.log(name)}")
+        print(f"  {name:16} {state:20} {cluster.launcher.what} {pid or '-':>7}  "
+              f"log {cluster.log(name)}")
     if ok:
         print_urls(cluster)
     return 0 if ok else 1
@@ -690,16 +996,20 @@ class Client:
 
         self.hdfs = InsecureClient(cluster.url("nn.web"), user=getpass.getuser(), timeout=60)
 
-    def run(self, name: str, main: str, args: list[str], jar: Path) -> str:
+    def run(self, name: str, main: str, args: list[str], jar: Path | str) -> str:
         """Run one client JVM to its end; its output goes to FOLDER/NAME.log, returned."""
         log = self.folder / f"{name}.log"
-        command = javaenv.java_command(main, args, self.cluster.version,
-                                       extra_classpath=(self.cluster.conf, jar), heap="512m")
+        launcher = self.cluster.launcher
+        command, env = launcher.client(
+            self.cluster, launcher.java_command(self.cluster, main, args,
+                                                extra_classpath=(str(self.cluster.conf),
+                                                                 str(jar)), heap="512m"),
+            self.folder, name)
         print(f"cluster: {name} (log {log})", flush=True)
         started = time.monotonic()
         with log.open("w") as out:
             result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, cwd=self.folder,
+                                    stderr=subprocess.STDOUT, cwd=self.folder, env=env,
                                     timeout=JOB_TIMEOUT_S, check=False)
         text = log.read_text(errors="replace")
         jobs = re.findall(r"Running job: (job_\d+_\d+)", text)
@@ -715,7 +1025,7 @@ class Client:
 
 def examples(client: Client, name: str, args: list[str]) -> str:
     return client.run(name, "org.apache.hadoop.examples.ExampleDriver", [name, *args],
-                      javaenv.examples_jar())
+                      client.cluster.launcher.examples_jar())
 
 
 def zipf_text(words: int, seed: int = 1) -> str:
@@ -737,10 +1047,12 @@ def wordcount(cluster: Cluster, words: int, reducers: int) -> None:
     text = zipf_text(words)
     client.hdfs.write(f"{root}/in/words.txt", data=text.encode(), overwrite=True)
     mapping = client.folder / "words.imkp"
-    build = subprocess.run(
-        [sys.executable, "-m", "hedge.cli", "imkp", "build", f"{cluster.default_fs}{root}/in",
-         "--webhdfs-url", cluster.url("nn.web"), "--reducers", str(reducers), "-o",
-         str(mapping)], capture_output=True, text=True, timeout=600, check=False)
+    command, env = cluster.launcher.client(cluster, cluster.launcher.hedge_command(
+        ["imkp", "build", f"{cluster.default_fs}{root}/in", "--webhdfs-url",
+         cluster.url("nn.web"), "--reducers", str(reducers), "-o", str(mapping)]),
+        client.folder, "imkp-build")
+    build = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env,
+                           cwd=client.folder, check=False)
     if build.returncode != 0:
         raise ClusterError(f"hedge imkp build failed:\n{build.stderr[-3000:]}")
     client.hdfs.upload(f"{root}/words.imkp", str(mapping), overwrite=True)
@@ -807,7 +1119,7 @@ def sleep_job(cluster: Cluster, options: argparse.Namespace) -> None:
     try:
         client.run("sleep", "org.hedge.cluster.StragglerJob",
                    [*args, "--out", f"{cluster.default_fs}{root}/out", "--summary",
-                    str(summary_file)], javaenv.cluster_jar())
+                    str(summary_file)], cluster.launcher.cluster_jar())
     finally:
         if summary_file.is_file():
             report_sleep(cluster, json.loads(summary_file.read_text()), options.speculation)
@@ -830,10 +1142,11 @@ def report_sleep(cluster: Cluster, summary: dict, speculation: str) -> None:
 
 def history(cluster: Cluster, extra: list[str]) -> int:
     require_up(cluster)
-    command = [sys.executable, "-m", "hedge.cli", "nodes", "rank", cluster.url("jhs.web"),
-               *extra]
-    print(f"cluster: {' '.join(command[2:])}", flush=True)
-    return subprocess.run(command, check=False).returncode
+    args = ["nodes", "rank", cluster.url("jhs.web"), *extra]
+    command, env = cluster.launcher.client(cluster, cluster.launcher.hedge_command(args),
+                                           cluster.work, "history")
+    print(f"cluster: hedge {' '.join(args)}", flush=True)
+    return subprocess.run(command, env=env, check=False).returncode
 
 
 def parse_port(text: str) -> tuple[str, int]:
@@ -845,9 +1158,13 @@ def parse_port(text: str) -> tuple[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/cluster.sh", description=(
-        "A pseudo-distributed Hadoop cluster with hedge, one process per daemon."))
-    parser.add_argument("--dir", type=Path, default=Path(os.environ.get(
-        "HEDGE_CLUSTER_DIR", DEFAULT_DIR)), help="work dir [$HEDGE_CLUSTER_DIR or out/cluster]")
+        "A pseudo-distributed Hadoop cluster with hedge, one process (or, with --docker, one "
+        "container) per daemon."))
+    parser.add_argument("--docker", action="store_true", help=(
+        "run the daemons and clients in containers of the hedge-hadoop image "
+        "($HEDGE_HADOOP_IMAGE; scripts/docker-image.sh builds it) [processes]"))
+    parser.add_argument("--dir", type=Path, default=None, help=(
+        "work dir [$HEDGE_CLUSTER_DIR, else out/cluster, with --docker out/cluster-docker]"))
     parser.add_argument("--hadoop", default=os.environ.get("HEDGE_HADOOP_VERSION",
                                                            DEFAULT_VERSION),
                         choices=CLUSTER_VERSIONS, help="Hadoop version for up [3.4.1]")
@@ -857,6 +1174,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="Hadoop's default ports, or any free ones [standard]")
     p.add_argument("--port", type=parse_port, action="append", default=[],
                    metavar="NAME=PORT", help=f"one port ({', '.join(STANDARD_PORTS)})")
+    p.add_argument("--build", action="store_true", help=(
+        "with --docker: rebuild the images (scripts/docker-image.sh) even if present"))
     commands.add_parser("status", help="each daemon's state")
     commands.add_parser("down", help="stop everything (idempotent)")
     p = commands.add_parser("wordcount", help="examples WordCount with hedge's ImKP partitioner")
@@ -878,15 +1197,21 @@ def main(argv: list[str] | None = None) -> int:
     options, extra = parser.parse_known_args(argv)
     if extra and options.command != "history":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    cluster = Cluster(options.dir.resolve(), options.hadoop)
+    work = options.dir or Path(os.environ.get("HEDGE_CLUSTER_DIR") or (
+        DEFAULT_DIR.with_name("cluster-docker") if options.docker else DEFAULT_DIR))
+    cluster = Cluster(work.resolve(), options.hadoop,
+                      launcher=DockerLauncher() if options.docker else ProcessLauncher())
     try:
         if options.command == "up":
-            up(cluster, options.ports, dict(options.port))
+            up(cluster, options.ports, dict(options.port), build=options.build)
         elif options.command == "status":
             return status(cluster)
         elif options.command == "down":
+            with contextlib.suppress(ClusterError, ValueError, KeyError):
+                cluster.load()  # the launcher of the up that started it
             stopped = stop(cluster)
-            print(f"cluster: down ({stopped} process(es) stopped)" if stopped
+            what = "container(s)" if cluster.launcher.kind == "docker" else "process(es)"
+            print(f"cluster: down ({stopped} {what} stopped)" if stopped
                   else f"cluster: down (nothing of {cluster.work} was running)")
         elif options.command == "wordcount":
             wordcount(cluster, options.words, options.reducers)
