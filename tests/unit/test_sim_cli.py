@@ -128,3 +128,16 @@ def test_a_bad_seed_is_one_line_naming_the_option(seed, capsys):
     assert main(["simulate", "--synthetic", SYNTH, "--policy", "none", f"--seed={seed}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--seed {seed!r}: expected N, N1,N2,... or LOW-HIGH" in err
+
+
+def test_drop_negative_lets_simulate_replay_an_alibaba_trace(tmp_path, capsys):
+    """Issue 20: the error named --drop-negative, which simulate did not have."""
+    trace = tmp_path / "batch_task.csv"
+    trace.write_text("10,20,1,1,1,Terminated,50,0.1\n10,40,1,2,1,Terminated,50,0.1\n"
+                     "30,25,2,3,1,Terminated,50,0.1\n")
+    assert main(["simulate", "--trace", str(trace), "--policy", "none", "--quiet"]) == 2
+    assert "--drop-negative" in capsys.readouterr().err
+    assert main(["simulate", "--trace", str(trace), "--policy", "none", "--quiet",
+                 "--drop-negative"]) == 0
+    captured = capsys.readouterr()
+    assert "none" in captured.out and "negative duration were skipped" in captured.err

@@ -114,7 +114,8 @@ def _plain_durations(path: Path) -> np.ndarray:
     return np.asarray(values)
 
 
-def _durations(path: Path, job: str | None) -> tuple[np.ndarray, int | None, str]:
+def _durations(path: Path, job: str | None,
+               drop_negative: bool = False) -> tuple[np.ndarray, int | None, str]:
     """(durations, the job's task count or None, description) from a trace or a plain list."""
     from hedge import traces
 
@@ -130,7 +131,8 @@ def _durations(path: Path, job: str | None) -> tuple[np.ndarray, int | None, str
             raise HedgeError(f"{path}: a plain list of durations has no jobs; drop --job "
                              f"'{job}'") from None
         return plain, None, f"{path} ({len(plain)} durations)"
-    by_job = job_durations(traces.load(path))
+    by_job = job_durations(traces.load(path, **({"negative": "drop"} if drop_negative
+                                                else {})))
     if job is None:
         pooled = np.concatenate(list(by_job.values())) if by_job else np.empty(0)
         return pooled, None, f"{path} (all {len(by_job)} jobs, {len(pooled)} tasks)"
@@ -148,10 +150,12 @@ def _durations(path: Path, job: str | None) -> tuple[np.ndarray, int | None, str
               help="Tasks in the job to plan (n; default: the --job's task count).")
 @click.option("--cost-weight", type=float, required=True, help="lambda in J = E[T] + lambda E[C]/n.")
 @click.option("--top", type=int, default=5, show_default=True, help="Candidates to list.")
+@click.option("--drop-negative", is_flag=True,
+              help="Skip trace rows with a negative duration instead of failing.")
 def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_weight: float,
-                   top: int) -> None:
+                   top: int, drop_negative: bool) -> None:
     """Best single-fork replication (p, r, keep|kill) from the empirical duration distribution."""
-    samples, job_size, what = _durations(trace_path, job)
+    samples, job_size, what = _durations(trace_path, job, drop_negative)
     n = n_tasks if n_tasks is not None else job_size
     if n is None:
         raise HedgeError("--tasks: the number of tasks to plan for is needed without --job")

@@ -51,6 +51,9 @@ def _policies(text: str) -> list[str]:
 
 @click.command("simulate")
 @click.option("--trace", type=click.Path(), help="A task trace (any format hedge reads).")
+@click.option("--drop-negative", is_flag=True,
+              help="Skip trace rows with a negative duration instead of failing (Alibaba "
+                   "2017 has some; `hedge traces stats --drop-negative` counts them).")
 @click.option("--synthetic", help="Synthetic workload spec, e.g. "
               "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default' (the "
               "Google-2011 fit), or 'default:jobs=N' (its first N jobs).")
@@ -75,8 +78,8 @@ def _policies(text: str) -> list[str]:
 @click.option("--jobs", "n_jobs", default=1, show_default=True, type=int,
               help="Parallel processes for the policy x seed sweep.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text: str,
-             seed_text: str, out: str | None, json_path: str | None,
+def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, policy: str,
+             cluster_text: str, seed_text: str, out: str | None, json_path: str | None,
              deadline_factor: float | None, deadline: float | None, blacklist: str | None,
              n_jobs: int, quiet: bool) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
@@ -101,7 +104,9 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
     parsed = parse_blacklist(blacklist)
     if parsed is not None:
         parsed.check(cluster.nodes)
-    source = WorkloadSource(trace=trace, synthetic=synthetic)
+    if drop_negative and not trace:
+        raise HedgeError("--drop-negative applies to --trace only")
+    source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative)
     seeds = _seeds(seed_text)
     specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and n_jobs == 1,
                      deadline=deadline, blacklist=blacklist)
@@ -109,6 +114,9 @@ def simulate(trace: str | None, synthetic: str | None, policy: str, cluster_text
     runs = run_many(specs, n_jobs)
     rows = [json_safe(r.row) for r in runs]
     click.echo(format_table(rows))
+    if drop_negative:
+        click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
+                   err=True)
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(rows, indent=2) + "\n")

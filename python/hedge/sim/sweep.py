@@ -25,12 +25,13 @@ class WorkloadSource:
 
     trace: str | None = None
     synthetic: str | None = None
+    drop_negative: bool = False  # skip trace rows with a negative duration (Alibaba 2017)
 
     def build(self, seed: int) -> Workload:
         if self.trace:
             from hedge.traces import load
 
-            return load(self.trace)
+            return load(self.trace, **({"negative": "drop"} if self.drop_negative else {}))
         from hedge.traces import synthetic
 
         if not self.synthetic or self.synthetic == "default":
