@@ -50,8 +50,10 @@ def finished(tmp_path_factory: pytest.TempPathFactory):
 def test_traces_stats_reads_the_job_history_file(finished) -> None:
     _, run, history = finished
     stats = hedge("traces", "stats", str(history), "--json")
-    assert stats["jobs"] == 1 and stats["tasks"] == 5  # 4 maps, 1 reduce
-    assert stats["jobs_detail"]["job_id"] == [run.job_id]
+    assert stats["tasks"] == 5  # 4 maps, 1 reduce: compared apart by default
+    assert stats["jobs_detail"]["job_id"] == [f"{run.job_id}:MAP", f"{run.job_id}:REDUCE"]
+    mixed = hedge("traces", "stats", str(history), "--json", "--mixed")
+    assert mixed["jobs"] == 1 and mixed["jobs_detail"]["job_id"] == [run.job_id]
 
 
 def test_nodes_rank_reads_the_history_server_and_its_files_alike(finished) -> None:

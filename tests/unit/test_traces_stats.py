@@ -94,3 +94,19 @@ def test_by_type_separates_maps_and_reduces():
     s = compute(w, by_type=True)
     assert s.job_ids == ["J:MAP", "J:REDUCE"]
     assert s.stragglers_mean.tolist() == [0, 0] and s.mean.tolist() == [1.0, 10.0]
+    assert any("compared with each other" in note for note in compute(w).notes)
+    assert s.notes == []
+
+
+def test_cli_compares_like_with_like_by_default_and_says_what_swim_is(tmp_path, capsys):
+    """Issue 20: SWIM gave 9.1% stragglers by default and 0.0% with --by-type, silently."""
+    swim = tmp_path / "fb.tsv"
+    swim.write_text("job0\t0\t0\t1000000000\t5000000000\t0\njob1\t5\t5\t100\t0\t0\n")
+    assert main(["traces", "stats", str(swim), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["unit"] == "job:type groups"
+    assert [n for n in data["notes"] if n.startswith("SWIM has jobs, not tasks")]
+    assert main(["traces", "stats", str(swim), "--mixed"]) == 0
+    text = capsys.readouterr().out
+    assert "note: maps and reduces of a job are compared with each other" in text
+    assert "note: SWIM has jobs, not tasks" in text

@@ -49,6 +49,7 @@ class TraceStats:
     censored: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     unit: str = "jobs"  # "job:type groups" with by_type
+    notes: list[str] = field(default_factory=list)  # assumptions the figures rest on
 
     @property
     def total_tasks(self) -> int:
@@ -85,6 +86,7 @@ class TraceStats:
             "tasks": self.total_tasks,
             "censored_tasks": self.censored,
             "reader_counts": dict(self.counts),
+            "notes": list(self.notes),
             "straggler_share_mean_rule": self.straggler_share("mean"),
             "straggler_share_median_rule": self.straggler_share("median"),
             "tailing_job_share_mean_rule": self.tailing_share("mean"),
@@ -191,7 +193,18 @@ def compute(workload: Workload, threshold: float = 1.5, by_type: bool = False) -
         censored=workload.censored,
         counts=dict(workload.counts),
         unit="job:type groups" if by_type else "jobs",
+        notes=[*workload.notes, *_grouping_note(workload, by_type)],
     )
+
+
+def _grouping_note(workload: Workload, by_type: bool) -> list[str]:
+    """Say so when a job's maps and reduces are compared with each other."""
+    if by_type or not (workload.task_type == REDUCE).any() \
+            or not (workload.task_type != REDUCE).any():
+        return []
+    return ["maps and reduces of a job are compared with each other (one group per job); "
+            "a reduce's run time includes its shuffle wait, so --by-type compares like with "
+            "like"]
 
 
 def slowdown_index(job: np.ndarray, elapsed: np.ndarray, size: np.ndarray,
@@ -224,6 +237,7 @@ def format_text(stats: TraceStats, top: int = 10) -> str:
     extra = {k: v for k, v in stats.counts.items() if v}
     if extra:
         lines.append("reader: " + ", ".join(f"{k} {v:,}" for k, v in extra.items()))
+    lines += [f"note: {note}" for note in stats.notes]
     t = stats.threshold
     lines += [
         "",

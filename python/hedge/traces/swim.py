@@ -35,6 +35,12 @@ EXTRA = ["input_path_id", "extra_1", "extra_2"]
 NUMERIC = COLUMNS[1:]
 
 
+SYNTHESIS_NOTE = (
+    "SWIM has jobs, not tasks: tasks are synthesised from each job's bytes (one map per "
+    "{block:g} MiB at {map_rate:g} MiB/s, one reduce per {reduce:g} MiB of shuffle at "
+    "{reduce_rate:g} MiB/s, +{overhead:g} s each), so task durations within a job are equal "
+    "by construction: straggler figures reflect the rule, not Facebook's cluster")
+
 # More tasks than this in one synthesised job means a value the rule cannot have meant (the
 # largest job in ../shared/data's SWIM Facebook samples reads 2.1e13 bytes: 160,000 maps of
 # 128 MiB).
@@ -97,4 +103,7 @@ def read(path: Path, *, block_bytes: float = 128 * MiB, reduce_bytes: float = 10
         machine=np.full(n, -1),
         straggler_factor=np.ones(n),
         source=str(path),
+        notes=[SYNTHESIS_NOTE.format(block=block_bytes / MiB, map_rate=map_rate / MiB,
+                                     reduce=reduce_bytes / MiB, reduce_rate=reduce_rate / MiB,
+                                     overhead=overhead)],
     )

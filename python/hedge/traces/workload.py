@@ -29,6 +29,8 @@ class Workload:
     ``source``: where the workload came from, for reports.
     ``counts``: optional reader tallies of what it saw but did not turn into tasks (e.g.
     ``tasks_without_success``, ``censored_attempts``), reported by ``hedge traces stats``.
+    ``notes``: what the reader assumed that a result resting on this workload must say
+    (e.g. SWIM's tasks are synthesised from job totals).
     """
 
     job_ids: list[str]
@@ -43,6 +45,7 @@ class Workload:
     source: str = ""
     machine_names: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.arrival = np.asarray(self.arrival, dtype=np.float64)
