@@ -141,3 +141,20 @@ def test_drop_negative_lets_simulate_replay_an_alibaba_trace(tmp_path, capsys):
                  "--drop-negative"]) == 0
     captured = capsys.readouterr()
     assert "none" in captured.out and "negative duration were skipped" in captured.err
+
+
+def test_a_history_without_a_completed_task_is_refused_not_an_empty_table(tmp_path, capsys):
+    """Issue 20: a FAILED job's history printed an empty table and exited 0."""
+    started = {"type": "MAP_ATTEMPT_STARTED", "event": {"x.TaskAttemptStarted": {
+        "attemptId": "attempt_1_0001_m_000000_0", "taskid": "task_1_0001_m_000000",
+        "startTime": 1000}}}
+    failed = {"type": "MAP_ATTEMPT_FAILED", "event": {"x.TaskAttemptUnsuccessfulCompletion": {
+        "attemptId": "attempt_1_0001_m_000000_0", "finishTime": 5000, "hostname": "h"}}}
+    history = tmp_path / "failed.jhist"
+    history.write_text("Avro-Json\n{}\n" + json.dumps(started) + "\n" + json.dumps(failed) + "\n")
+    for command in (["simulate", "--trace", str(history), "--policy", "none", "--quiet"],
+                    ["traces", "stats", str(history)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "failed.jhist: no task completed, so nothing to" in err, err
+        assert "tasks without success 1" in err

@@ -31,7 +31,8 @@ class WorkloadSource:
         if self.trace:
             from hedge.traces import load
 
-            return load(self.trace, **({"negative": "drop"} if self.drop_negative else {}))
+            workload = load(self.trace, **({"negative": "drop"} if self.drop_negative else {}))
+            return workload.require_tasks("to replay")
         from hedge.traces import synthetic
 
         if not self.synthetic or self.synthetic == "default":

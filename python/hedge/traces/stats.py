@@ -157,8 +157,7 @@ def compute(workload: Workload, threshold: float = 1.5, by_type: bool = False) -
     """
     if not threshold > 0:
         raise HedgeError(f"threshold={threshold!r}: expected a number > 0")
-    if workload.n_tasks == 0:
-        raise HedgeError(f"{workload.source}: no completed tasks to compute statistics on")
+    workload.require_tasks("to compute statistics on")
     d = workload.duration * workload.straggler_factor
     job, names = workload.task_job, list(workload.job_ids)
     if by_type:

@@ -47,6 +47,18 @@ class Workload:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def require_tasks(self, what: str) -> Workload:
+        """``self``, or HedgeError naming the source and what the reader saw instead, when
+        no task completed (a history of a failed or killed job, say): ``what`` is the
+        result that needs tasks, e.g. "to replay"."""
+        if self.n_tasks:
+            return self
+        seen = {"censored (started, never ended)": self.censored, **self.counts}
+        detail = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in seen.items() if v)
+        raise HedgeError(f"{self.source}: no task completed, so nothing {what}"
+                         f"{f' (the reader saw: {detail})' if detail else ''}; a history of a "
+                         "job that failed or was killed holds no completed task")
+
     def __post_init__(self) -> None:
         self.arrival = np.asarray(self.arrival, dtype=np.float64)
         self.job_offsets = np.asarray(self.job_offsets, dtype=np.int64)
