@@ -152,3 +152,20 @@ def test_values_no_job_can_have_are_refused(tmp_path, name, text, message):
     path.write_text(text)
     with pytest.raises(HedgeError, match=message):
         load(path)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("nan.json", '{"jobID": "job_1", "mapTasks": [{"taskID": "t1", "attempts": [{"attemptID": '
+                 '"a1", "startTime": NaN, "finishTime": 4000, "result": "SUCCESS", '
+                 '"hostName": "/r/h"}]}]}\n',
+     r"nan.json: field 'startTime': attempt a1: expected a time in ms, found nan"),
+    ("nan.jhist", 'Avro-Json\n{}\n{"type": "MAP_ATTEMPT_STARTED", "event": {"a.B": {'
+                  '"attemptId": "a_0", "taskid": "t", "startTime": Infinity}}}\n',
+     r"nan.jhist:3: field 'startTime': expected a time in ms, found inf"),
+])
+def test_nan_and_infinite_times_are_refused(tmp_path, name, text, message):
+    """Issue 20: NaN times were accepted (0% stragglers, then 'simulation stalled')."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(HedgeError, match=message):
+        read_attempts(path)

@@ -23,6 +23,7 @@ Times are ms since the epoch. A started attempt without an end event is censored
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,7 +61,8 @@ def _bytes_read(counters: object) -> float:
 
 def _number(info: dict, name: str, at: str) -> float:
     value = info.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # json.loads takes NaN and Infinity literals; a time must be a finite number
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise HedgeError(f"{at}: field '{name}': expected a time in ms, found {value!r}")
     return float(value) / 1000.0
 

@@ -11,6 +11,7 @@ Rumen traces are small (one object per job), so they are parsed with the json mo
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -61,7 +62,8 @@ def _input_bytes(attempt: dict, task_size: object, kind: str) -> float:
 
 
 def _time(value: object, path: Path, attempt: str, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # JSON readers take NaN and Infinity literals; a time must be a finite number
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise HedgeError(f"{where(path, None, name)}: attempt {attempt}: expected a time in "
                          f"ms, found {value!r}")
     return float(value) / 1000.0
