@@ -9,7 +9,7 @@ import pytest
 from hedge.cli import main
 
 KEYS = {"policy", "jobs", "mean_job_time", "p50_job_time", "p95_job_time", "p99_job_time",
-        "makespan", "machine_time", "energy", "deadline_hit_rate", "copies_launched",
+        "makespan", "machine_time", "energy_J", "deadline_hit_rate", "copies_launched",
         "copies_won", "copies_killed", "precision", "recall"}
 
 SYNTH = "jobs=6,tasks=12,straggler_ratio=0.2"

@@ -59,8 +59,8 @@ def test_machine_time_is_the_sum_of_attempt_durations(runs, policy):
     a = r.attempts
     assert (a.end >= a.start).all()
     assert summarize(r)["machine_time"] == pytest.approx(float((a.end - a.start).sum()))
-    assert summarize(r)["energy"] == pytest.approx(total_energy(a, CLUSTER))
-    assert summarize(r)["energy"] > 0
+    assert summarize(r)["energy_J"] == pytest.approx(total_energy(a, CLUSTER))
+    assert summarize(r)["energy_J"] > 0
 
 
 @pytest.mark.parametrize("policy", POLICIES)

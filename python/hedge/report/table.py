@@ -7,7 +7,7 @@ from hedge.sim.metrics import KEYS
 _HEADERS = {
     "policy": "policy", "jobs": "jobs", "mean_job_time": "mean", "p50_job_time": "p50",
     "p95_job_time": "p95", "p99_job_time": "p99", "makespan": "makespan",
-    "machine_time": "machine_s", "energy": "energy_kWh", "deadline_hit_rate": "PoCD",
+    "machine_time": "machine_s", "energy_J": "energy_kWh", "deadline_hit_rate": "PoCD",
     "copies_launched": "copies", "copies_won": "won", "copies_killed": "killed",
     "precision": "prec", "recall": "recall",
 }
@@ -16,7 +16,7 @@ _HEADERS = {
 def _cell(key: str, value: object) -> str:
     if value is None:
         return "-"
-    if key == "energy":
+    if key == "energy_J":  # joules in the rows, kWh in the table
         return f"{float(value) / 3.6e6:.1f}"
     if key in ("deadline_hit_rate", "precision", "recall"):
         return f"{float(value):.3f}"
