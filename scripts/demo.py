@@ -36,7 +36,7 @@ TRACE_POLICIES = "none,hadoop,late,mantri,spark,static,score,rate"  # the scan-g
 
 def policy_comparison(out: Path) -> None:
     hedge = str(Path(sys.executable).with_name("hedge"))
-    common = ["--deadline-factor", "1.5", "--jobs", "2", "--quiet"]
+    common = ["--deadline-factor", "1.5", "--workers", "2", "--quiet"]
     run([hedge, "simulate", "--synthetic", f"default:jobs={DEFAULT_JOBS}", "--policy", "all",
          *common, "--out", str(out / "default"), "--json", str(out / "default.json")])
     trace = SHARED / "google_clusterdata_2011_2" / "task_events" / "part-00000-of-00500.csv.gz"

@@ -53,7 +53,7 @@ def test_parallel_sweep_matches_serial(tmp_path):
             "--cluster", "nodes=6,slots=2", "--quiet"]
     serial, parallel = tmp_path / "s.json", tmp_path / "p.json"
     assert main(args + ["--json", str(serial)]) == 0
-    assert main(args + ["--json", str(parallel), "--jobs", "2"]) == 0
+    assert main(args + ["--json", str(parallel), "--workers", "2"]) == 0
 
     def rows(path):
         return [{k: v for k, v in r.items() if k != "wall_seconds"}
@@ -70,7 +70,7 @@ def test_parallel_sweep_matches_serial(tmp_path):
     (["--policy", "nope"], "--policy: unknown policy 'nope'"),
     (["--seed", "x"], "--seed 'x'"),
     (["--trace", "/no/such/file.csv"], "give either --trace or --synthetic, not both"),
-    (["--jobs", "0"], "--jobs 0"),
+    (["--workers", "0"], "--workers 0"),
     (["--deadline", "5", "--deadline-factor", "2"], "either --deadline or --deadline-factor"),
     (["--deadline", "-5"], "--deadline -5.0: expected seconds > 0"),
     (["--blacklist", "1@a-b"], "--blacklist: '1@a-b' is not NODE or NODE@START-END"),

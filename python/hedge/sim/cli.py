@@ -75,13 +75,14 @@ def _policies(text: str) -> list[str]:
 @click.option("--blacklist", "blacklist", default=None,
               help="Nodes that get no new container: NODE or NODE@START-END (seconds), "
                    "comma-separated, e.g. 3,7@600-1200.")
-@click.option("--jobs", "n_jobs", default=1, show_default=True, type=int,
-              help="Parallel processes for the policy x seed sweep.")
+@click.option("--workers", "--jobs", "workers", default=1, show_default=True, type=int,
+              help="Worker processes for the policy x seed sweep (--jobs: the old name; it "
+                   "never meant MapReduce jobs).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, policy: str,
              cluster_text: str, seed_text: str, out: str | None, json_path: str | None,
              deadline_factor: float | None, deadline: float | None, blacklist: str | None,
-             n_jobs: int, quiet: bool) -> None:
+             workers: int, quiet: bool) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
     from hedge.report.table import format_table
 
@@ -92,8 +93,8 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
         raise HedgeError("give either --trace or --synthetic, not both")
     if trace and not Path(trace).exists():
         raise HedgeError(f"--trace {trace}: no such file")
-    if n_jobs < 1:
-        raise HedgeError(f"--jobs {n_jobs}: expected an integer >= 1")
+    if workers < 1:
+        raise HedgeError(f"--workers {workers}: expected an integer >= 1")
     if not cluster_text and not trace and (synthetic is None or synthetic.split(":")[0] == "default"):
         cluster_text = DEFAULT_WORKLOAD_CLUSTER  # sized for the Google-2011-like default load
     cluster = parse_cluster(cluster_text)
@@ -108,10 +109,10 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
         raise HedgeError("--drop-negative applies to --trace only")
     source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative)
     seeds = _seeds(seed_text)
-    specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and n_jobs == 1,
+    specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and workers == 1,
                      deadline=deadline, blacklist=blacklist)
              for p in _policies(policy) for s in seeds]
-    runs = run_many(specs, n_jobs)
+    runs = run_many(specs, workers)
     rows = [json_safe(r.row) for r in runs]
     click.echo(format_table(rows))
     if drop_negative:
