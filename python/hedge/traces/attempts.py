@@ -193,3 +193,57 @@ def to_workload(trace: AttemptTrace) -> Workload:
         machine_names=[str(m) for m in machine_names],
         counts=counts,
     )
+
+
+@dataclass
+class AttemptEvents:
+    """Start and end events of attempts, as job-history formats log them (``.jhist``,
+    MRv1 JobTracker history), paired into an ``AttemptTrace``.
+
+    An end without a start, or before its start, is an error naming ``where`` the end was
+    read; a start without an end is a censored attempt.
+    """
+
+    source: str
+    submit: dict[str, float] = field(default_factory=dict)
+    _starts: dict[str, dict] = field(default_factory=dict)
+    _ends: list[tuple] = field(default_factory=list)
+
+    def started(self, attempt: str, task: str, kind: str, start: float, node: str,
+                speculative: bool = False) -> None:
+        self._starts[attempt] = {"task": task, "type": kind, "start": start, "node": node,
+                                 "speculative": speculative}
+
+    def ended(self, attempt: str, state: str, end: float, node: str, input_bytes: float,
+              where: str) -> None:
+        self._ends.append((attempt, state, end, node, input_bytes, where))
+
+    def trace(self) -> AttemptTrace:
+        cols: dict[str, list] = {k: [] for k in ("job", "task", "attempt", "node", "type",
+                                                 "start", "end", "state", "input_bytes")}
+        known_spec: list[bool] = []
+        done_tasks: set[str] = set()
+        starts = dict(self._starts)
+        for attempt, state, end, host, size, where in self._ends:
+            if attempt not in starts:
+                raise HedgeError(f"{where}: field 'attemptId': attempt {attempt} ends without "
+                                 "a STARTED event")
+            s = starts.pop(attempt)
+            if end < s["start"]:
+                raise HedgeError(f"{where}: field 'finishTime': attempt {attempt}: negative "
+                                 f"duration ({end - s['start']:.3f} s)")
+            task = s["task"]
+            job = "job_" + task.split("_", 1)[1].rsplit("_", 2)[0] if task.count("_") >= 4 \
+                else ""
+            for name, value in (("job", job), ("task", task), ("attempt", attempt),
+                                ("node", host or s["node"]), ("type", s["type"]),
+                                ("start", s["start"]), ("end", end), ("state", state),
+                                ("input_bytes", size)):
+                cols[name].append(value)
+            known_spec.append(s["speculative"])
+            if state == "SUCCEEDED":
+                done_tasks.add(task)
+        censored_tasks = {s["task"] for s in starts.values()} - done_tasks
+        table = build_table(cols, np.array(known_spec, dtype=bool))
+        return empty_check(AttemptTrace(table, self.source, self.submit, len(starts),
+                                        len(censored_tasks)))

@@ -1,7 +1,8 @@
 """Which reader a trace file needs, decided from its first bytes; ``load`` and
 ``read_attempts`` dispatch on it.
 
-Formats (``detect`` names): ``jhist`` (first line ``Avro-Json`` or ``Avro-Binary``), ``rumen``
+Formats (``detect`` names): ``jhist`` (first line ``Avro-Json`` or ``Avro-Binary``),
+``mrv1_history`` (Hadoop 0.20/1.x JobTracker history: ``Meta VERSION="1" .``), ``rumen``
 (JSON objects, optionally after a ``/* */`` comment), ``google_task_events`` (13 comma-separated fields),
 ``google_job_events`` (8 fields, job level: not a task trace), ``alibaba2017_batch_task``
 (header ``task_create_time, ...``), ``alibaba2018_machine_meta`` / ``_usage`` (node tables:
@@ -17,12 +18,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from hedge.errors import HedgeError
-from hedge.traces import alibaba, google, jhist, rumen, swim, tr
+from hedge.traces import alibaba, google, jhist, mrv1, rumen, swim, tr
 from hedge.traces.attempts import AttemptTrace, to_workload
 from hedge.traces.csvio import head_bytes
 from hedge.traces.workload import Workload
 
-ATTEMPT_FORMATS = {"rumen": rumen.read, "jhist": jhist.read, "google_task_events": google.read}
+ATTEMPT_FORMATS = {"rumen": rumen.read, "jhist": jhist.read, "mrv1_history": mrv1.read,
+                   "google_task_events": google.read}
 NODE_TABLES = ("alibaba2018_machine_meta", "alibaba2018_machine_usage")
 FORMATS = (*ATTEMPT_FORMATS, "alibaba2017_batch_task", "swim", "tr")
 
@@ -58,6 +60,8 @@ def detect(path: str | Path) -> str:
         raise HedgeError(f"{path}: empty file, expected a trace")
     if stripped.startswith(jhist.ENCODINGS):
         return "jhist"
+    if mrv1.looks_like(stripped):
+        return "mrv1_history"
     if stripped.startswith("{") or stripped.startswith("/*"):
         return "rumen"
     line = stripped.splitlines()[0]

@@ -27,10 +27,8 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
-
 from hedge.errors import HedgeError, where
-from hedge.traces.attempts import AttemptTrace, build_table, empty_check
+from hedge.traces.attempts import AttemptEvents, AttemptTrace
 from hedge.traces.avro import AvroError, Schema
 from hedge.traces.csvio import open_binary
 
@@ -129,51 +127,24 @@ def _binary_events(path: Path, schema: Schema, data: bytes,
 
 def read(path: Path) -> AttemptTrace:
     """All attempts of one job-history file (times in s since the epoch)."""
-    started: dict[str, dict] = {}
-    ended: list[tuple[str, str, float, str, float, int]] = []
-    submit: dict[str, float] = {}
+    events_seen = AttemptEvents(str(path))
     for at, kind, info in events(path):
         if kind == "JOB_SUBMITTED":
-            submit[str(info.get("jobid"))] = _number(info, "submitTime", at)
+            events_seen.submit[str(info.get("jobid"))] = _number(info, "submitTime", at)
             continue
         head, _, tail = kind.partition("_ATTEMPT_")
         if head not in ("MAP", "REDUCE") or not tail:
             continue
         attempt = str(info.get("attemptId", ""))
         if tail == "STARTED":
-            started[attempt] = {
-                "task": str(info.get("taskid", "")), "type": head,
-                "start": _number(info, "startTime", at),
-                "node": str(info.get("trackerName") or ""),
-                "speculative": info.get("avataar") == "SPECULATIVE"}
+            events_seen.started(attempt, str(info.get("taskid", "")), head,
+                                _number(info, "startTime", at),
+                                str(info.get("trackerName") or ""),
+                                info.get("avataar") == "SPECULATIVE")
         elif tail in _END_STATES:
-            end = _number(info, "finishTime", at)
-            ended.append((attempt, _END_STATES[tail], end, str(info.get("hostname") or ""),
-                          _bytes_read(info.get("counters")), at))
+            events_seen.ended(attempt, _END_STATES[tail], _number(info, "finishTime", at),
+                              str(info.get("hostname") or ""),
+                              _bytes_read(info.get("counters")), at)
         else:
             raise HedgeError(f"{at}: field 'type': unknown attempt event {kind!r}")
-    cols: dict[str, list] = {k: [] for k in ("job", "task", "attempt", "node", "type", "start",
-                                             "end", "state", "input_bytes")}
-    known_spec: list[bool] = []
-    done_tasks: set[str] = set()
-    for attempt, state, end, host, size, at in ended:
-        if attempt not in started:
-            raise HedgeError(f"{at}: field 'attemptId': attempt {attempt} ends without a "
-                             "STARTED event")
-        s = started.pop(attempt)
-        if end < s["start"]:
-            raise HedgeError(f"{at}: field 'finishTime': attempt {attempt}: negative "
-                             f"duration ({end - s['start']:.3f} s)")
-        task = s["task"]
-        job = "job_" + task.split("_", 1)[1].rsplit("_", 2)[0] if task.count("_") >= 4 else ""
-        for name, value in (("job", job), ("task", task), ("attempt", attempt),
-                            ("node", host or s["node"]), ("type", s["type"]),
-                            ("start", s["start"]), ("end", end), ("state", state),
-                            ("input_bytes", size)):
-            cols[name].append(value)
-        known_spec.append(s["speculative"])
-        if state == "SUCCEEDED":
-            done_tasks.add(task)
-    censored_tasks = {s["task"] for s in started.values()} - done_tasks
-    table = build_table(cols, np.array(known_spec, dtype=bool))
-    return empty_check(AttemptTrace(table, str(path), submit, len(started), len(censored_tasks)))
+    return events_seen.trace()
