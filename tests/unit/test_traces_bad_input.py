@@ -125,7 +125,7 @@ def test_bad_file_names_file_line_and_field(tmp_path, name, text, read, message)
 def test_node_table_and_missing_file(tmp_path):
     meta = tmp_path / "machine_meta.csv"
     meta.write_text("m_1,0,219,17,96,100,USING\n")
-    with pytest.raises(HedgeError, match="node table .* not a task trace"):
+    with pytest.raises(HedgeError, match="node table .* describes machines .* not tasks, so no hedge command replays or ranks it"):
         load(meta)
     with pytest.raises(HedgeError, match="no such file"):
         load(tmp_path / "missing.csv")

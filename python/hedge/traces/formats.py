@@ -117,8 +117,10 @@ def load(path: str | Path, **options: object) -> Workload:
     kind = str(options.pop("format", None) or detect(path))
     negative = options.pop("negative", "error")
     if kind in NODE_TABLES:
-        raise HedgeError(f"{path}: this is an Alibaba 2018 node table ({kind}), not a task "
-                         "trace; read it with hedge.traces.alibaba.read_machines")
+        raise HedgeError(f"{path}: this is an Alibaba 2018 node table ({kind}): it describes "
+                         "machines (capacity or utilisation over time), not tasks, so no hedge "
+                         "command replays or ranks it; give the trace's batch_task table "
+                         "instead")
     if kind == "google_job_events":
         raise HedgeError(f"{path}: Google 2011 job_events has no tasks; load the matching "
                          "task_events part file instead")
