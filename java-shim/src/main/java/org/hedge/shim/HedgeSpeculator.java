@@ -77,6 +77,11 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   // nanoseconds building+encoding snapshots, in round trips, the number of such scans, and
   // microseconds of server CPU the answers reported (round trip minus it: transport + waiting)
   private final long[] timings = new long[4];
+  // per scan that asked the control plane: snapshot + encoding + round trip (the decision
+  // latency), the job's task count and the most attempt rows one snapshot carried
+  private final LatencyHistogram scanLatency = new LatencyHistogram();
+  private volatile int scannedTasks;
+  private volatile int scannedRows;
 
   public HedgeSpeculator(Configuration conf, AppContext context) {
     this(conf, context, context.getClock());
@@ -209,6 +214,9 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
         + "), kills " + killsSent + "; per scan: snapshot "
         + (timings[2] == 0 ? 0 : timings[0] / timings[2] / 1000) + " us, round trip "
         + (timings[2] == 0 ? 0 : timings[1] / timings[2] / 1000) + " us");
+    LOG.info("hedge: scan latency ms " + scanLatency.summaryMs() + " (snapshot, encoding and "
+        + "round trip per scan; tasks " + scannedTasks + ", attempt rows up to " + scannedRows
+        + ")");
     super.serviceStop();
   }
 
@@ -389,9 +397,13 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     if (d == null) {
       job.resync(); // the server may not have applied this delta: send everything next time
     }
+    long t2 = System.nanoTime();
     timings[0] += t1 - t0;
-    timings[1] += System.nanoTime() - t1;
+    timings[1] += t2 - t1;
     timings[2]++;
+    scanLatency.record(t2 - t0);
+    scannedTasks = Math.max(scannedTasks, nMaps + nReduces);
+    scannedRows = Math.max(scannedRows, scan.rows);
     if (d != null) {
       timings[3] += d.serverCpuMicros;
       job.nodesAcknowledged(scan);
@@ -505,6 +517,15 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
    */
   public long[] scanTimings() {
     return timings.clone();
+  }
+
+  /**
+   * {p50, p99, max} nanoseconds and the count of the scans that asked the control plane
+   * (snapshot, encoding and round trip each), as logged at stop.
+   */
+  public long[] scanLatency() {
+    return new long[] {scanLatency.percentileNanos(0.5), scanLatency.percentileNanos(0.99),
+        scanLatency.maxNanos(), scanLatency.count()};
   }
 
   /** Copies sent so far (control plane and fallback). */

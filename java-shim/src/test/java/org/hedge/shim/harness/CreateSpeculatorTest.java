@@ -40,5 +40,6 @@ class CreateSpeculatorTest {
     hedge.scanOnce();
     hedge.stop();
     assertEquals(Collections.emptyList(), ctx.events);
+    assertEquals(0, hedge.scanLatency()[3]); // only scans that asked a control plane count
   }
 }
