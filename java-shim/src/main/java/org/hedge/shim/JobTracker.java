@@ -343,15 +343,16 @@ final class JobTracker {
         ? new Scan(Math.max(16, rows.size() + rows.size() / 2)) : scan;
     scan = s;
     s.delta = !full;
-    s.nowMs = nowMs;
     s.jobStartMs = jobStartMs;
     s.nMaps = nMaps;
     s.nReduces = nReduces;
     int i = 0;
+    long latest = nowMs;
     for (Attempt a : rows) {
       if (a.ended) {
         continue; // ended after it changed: its key is in the removed list
       }
+      latest = Math.max(latest, Math.max(a.reportMs, Math.max(a.startMs, a.firstProgressMs)));
       if (a.node == -2) {
         String host = resolver == null ? null : resolver.host(a.id);
         a.node = host == null ? -1 : nodeIndex(host);
@@ -373,6 +374,10 @@ final class JobTracker {
       i++;
     }
     s.rows = i;
+    // A status update can land between the caller's clock read and this lock (dropEnded asks
+    // the AM first): the snapshot is as of its latest observation, never before it; the
+    // server refuses a report received after the scan time (seen on a busy 1,000-task AM).
+    s.nowMs = latest;
     s.doneMapRuntimes = doneMaps.copy(full ? 0 : doneMapsSent);
     s.doneReduceRuntimes = doneReduces.copy(full ? 0 : doneReducesSent);
     s.removed = full ? new int[0] : removed.copy(0);

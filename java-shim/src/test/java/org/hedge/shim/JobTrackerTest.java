@@ -44,6 +44,17 @@ class JobTrackerTest {
   }
 
   @Test
+  void aReportNewerThanTheScanClockMovesTheScanTimeNotBack() {
+    TaskAttemptId m0 = attempt(TaskType.MAP, 0, 0);
+    tracker.started(m0, 11_000);
+    report(m0, 15_250, 0.5f, TaskAttemptState.RUNNING); // arrived after the clock read
+    Scan scan = tracker.snapshot(15_000, 1, 0, context);
+    assertEquals(15_250, scan.nowMs);
+    assertEquals(5_250, scan.report[0]);
+    assertEquals(16_000, tracker.snapshot(16_000, 1, 0, context).nowMs);
+  }
+
+  @Test
   void fullSnapshotThenDeltasThenResync() {
     TaskAttemptId m0 = attempt(TaskType.MAP, 0, 0);
     TaskAttemptId m1 = attempt(TaskType.MAP, 1, 0);
