@@ -1104,7 +1104,9 @@ def sleep_job(cluster: Cluster, options: argparse.Namespace) -> None:
                 "hedge.test.record.ms": options.record_ms, "hedge.test.straggler.task": 0,
                 "hedge.test.straggler.slowdown": options.slowdown}
     if options.speculation == "off":
+        # both: with either on, the AM still builds the speculator (and asks hedge)
         settings["mapreduce.map.speculative"] = "false"
+        settings["mapreduce.reduce.speculative"] = "false"
     elif options.speculation == "hadoop-default":
         settings["yarn.app.mapreduce.am.job.speculator.class"] = \
             "org.apache.hadoop.mapreduce.v2.app.speculate.DefaultSpeculator"
