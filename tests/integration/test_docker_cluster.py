@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -23,7 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_process_cluster import DAEMONS, VERSION, cluster_sh, processes_of
+from tests.integration.test_process_cluster import (
+    DAEMONS,
+    VERSION,
+    assert_hedge_copied_the_straggler,
+    cluster_sh,
+    processes_of,
+)
 from tests.integration.yarn_cluster import require_cluster_side
 
 IMAGE = os.environ.get("HEDGE_HADOOP_IMAGE", "hedge-hadoop:latest")
@@ -80,20 +85,8 @@ def test_docker_up_straggler_job_down(tmp_path: Path) -> None:
         assert state["launcher"]["kind"] == "docker"
 
         job = docker_sh(work, "sleep", "--speculation", "hadoop", timeout=1200)
-        assert job.returncode == 0, job.stdout + job.stderr
-        summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
-        assert summary["state"] == "SUCCEEDED"
-        job_id = summary["job"]
         # hedge serve (a container of the image) served the job and copied map 0; the copy won
-        serve_log = (work / "logs" / "hedge-serve.log").read_text()
-        assert re.search(rf"event=open session=\d+ job={job_id} policy=hadoop ", serve_log)
-        decisions = [line for line in serve_log.splitlines()
-                     if "event=decision" in line and f"job={job_id} " in line]
-        assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
-                   for line in decisions), serve_log[-3000:]
-        ends = {e["attempt"][-3:]: e["status"] for e in summary["attempts"]
-                if "_m_000000_" in e["attempt"]}
-        assert ends.get("0_1") == "SUCCEEDED", summary["attempts"]
+        assert_hedge_copied_the_straggler(work, job)
     finally:
         down = docker_sh(work, "down", timeout=300)
     assert down.returncode == 0, down.stdout + down.stderr

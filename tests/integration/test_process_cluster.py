@@ -71,6 +71,24 @@ def assert_nothing_left(work: Path, pids: list[int]) -> None:
     assert list((work / "pids").glob("*.pid")) == []
 
 
+def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProcess[str]) -> None:
+    """``cluster.sh sleep --speculation hadoop`` succeeded and hedge served it: a session for
+    the job, a decision copying map 0, and the copy (attempt 1) won."""
+    assert job.returncode == 0, job.stdout + job.stderr
+    summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
+    assert summary["state"] == "SUCCEEDED"
+    job_id = summary["job"]
+    serve_log = (work / "logs" / "hedge-serve.log").read_text()
+    assert re.search(rf"event=open session=\d+ job={job_id} policy=hadoop ", serve_log)
+    decisions = [line for line in serve_log.splitlines()
+                 if "event=decision" in line and f"job={job_id} " in line]
+    assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
+               for line in decisions), serve_log[-3000:]
+    ends = {e["attempt"][-3:]: e["status"] for e in summary["attempts"]
+            if "_m_000000_" in e["attempt"]}
+    assert ends.get("0_1") == "SUCCEEDED", summary["attempts"]
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 @pytest.mark.yarn
@@ -86,20 +104,7 @@ def test_up_straggler_job_history_down(tmp_path: Path) -> None:
         assert len(pids) == len(DAEMONS) and all(alive(pid) for pid in pids)
 
         job = cluster_sh(work, "sleep", "--speculation", "hadoop")
-        assert job.returncode == 0, job.stdout + job.stderr
-        summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
-        assert summary["state"] == "SUCCEEDED"
-        job_id = summary["job"]
-        # hedge served the job: a session for it, a decision copying map 0, the copy won
-        serve_log = (work / "logs" / "hedge-serve.log").read_text()
-        assert re.search(rf"event=open session=\d+ job={job_id} policy=hadoop ", serve_log)
-        decisions = [line for line in serve_log.splitlines()
-                     if "event=decision" in line and f"job={job_id} " in line]
-        assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
-                   for line in decisions), serve_log[-3000:]
-        ends = {e["attempt"][-3:]: e["status"] for e in summary["attempts"]
-                if "_m_000000_" in e["attempt"]}
-        assert ends.get("0_1") == "SUCCEEDED", summary["attempts"]
+        assert_hedge_copied_the_straggler(work, job)
 
         ranked = cluster_sh(work, "history", "--json", timeout=120)
         assert ranked.returncode == 0, ranked.stderr
