@@ -6,8 +6,10 @@
 #   scripts/cluster.sh up [--ports standard|auto] [--port NAME=PORT]   start (and format HDFS)
 #   scripts/cluster.sh wordcount   examples WordCount with hedge's ImKP partitioner, checked
 #   scripts/cluster.sh terasort    examples teragen + terasort + teravalidate
-#   scripts/cluster.sh sleep [--speculation POLICY|hadoop-default|off]   hedge's straggler job
+#   scripts/cluster.sh sleep [--speculation POLICY|hadoop-default|off|cluster]  straggler job
 #   scripts/cluster.sh history     hedge nodes rank on the JobHistoryServer's REST API
+#   scripts/cluster.sh up --plain  Hadoop alone (no hedge): to follow the README's steps
+#   scripts/cluster.sh restart NAME...   stop and start daemons (nodemanager-1 nodemanager-2)
 #   scripts/cluster.sh status      each daemon's state
 #   scripts/cluster.sh down        stop everything it started (idempotent)
 #
@@ -22,7 +24,7 @@
 set -euo pipefail
 case $0 in */*) ROOT=${0%/*}/.. ;; *) ROOT=.. ;; esac  # no dirname: PATH may lack it
 if [[ $# -eq 0 ]]; then
-  sed -n '2,22p' "$ROOT/scripts/cluster.sh"; exit 2
+  sed -n '2,24p' "$ROOT/scripts/cluster.sh"; exit 2
 fi
 PY=${HEDGE_PYTHON:-$ROOT/.venv/bin/python}  # (no cd: a relative --dir is the caller's)
 [[ -x $PY ]] || { echo "cluster: $PY not found: run make setup (or set HEDGE_PYTHON)" >&2; exit 1; }

@@ -150,6 +150,15 @@ class Cluster:
     ports: dict[str, int] = field(default_factory=dict)
     # where the daemons and clients run: processes of this machine, or docker containers
     launcher: Launcher = field(default_factory=lambda: ProcessLauncher())
+    # Hadoop alone (`up --plain`): no hedge settings, no `hedge serve`, no health script, and
+    # an empty DIR/lib on the containers' classpath; what an operator's cluster is before the
+    # README's "Putting hedge on your Hadoop 3.x cluster" steps
+    plain: bool = False
+
+    @property
+    def daemons(self) -> tuple[str, ...]:
+        """The daemons this cluster runs, in start order."""
+        return tuple(d for d in DAEMONS if not (self.plain and d == "hedge-serve"))
 
     # ---- layout ----
     @property
@@ -176,6 +185,12 @@ class Cluster:
     def blacklist(self) -> Path:
         return self.work / "blacklist"
 
+    @property
+    def lib(self) -> Path:
+        """With --plain, the folder on every container's classpath: this cluster's
+        $HADOOP_HOME/share/hadoop/mapreduce/lib, where an operator copies hedge's jar."""
+        return self.work / "lib"
+
     def log(self, name: str) -> Path:
         return self.logs / f"{name}.log"
 
@@ -196,6 +211,7 @@ class Cluster:
             raise ClusterError(f"no cluster in {self.work}: run scripts/cluster.sh up first")
         state = json.loads(self.state_file.read_text())
         self.version, self.ports = state["version"], state["ports"]
+        self.plain = state.get("plain", False)
         # the launcher of the up that wrote it, whatever this command was given
         self.launcher = launcher_from_state(state.get("launcher", {"kind": "process"}))
         return self
@@ -203,7 +219,8 @@ class Cluster:
     def save(self) -> None:
         partial = self.state_file.with_suffix(".partial")
         partial.write_text(json.dumps({"version": self.version, "ports": self.ports,
-                                       "launcher": self.launcher.state()}, indent=1) + "\n")
+                                       "plain": self.plain, "launcher": self.launcher.state()},
+                                      indent=1) + "\n")
         partial.replace(self.state_file)
 
     def choose_ports(self, mode: str, overrides: dict[str, int]) -> None:
@@ -225,10 +242,13 @@ class Cluster:
     def write_conf(self) -> None:
         for folder in (self.conf, self.logs, self.pids, self.work / "data", self.work / "imkp"):
             folder.mkdir(parents=True, exist_ok=True)
-        if not self.token.is_file():
-            self.token.write_text(secrets.token_urlsafe(24) + "\n")
-            self.token.chmod(0o600)
-        self.blacklist.touch()
+        if self.plain:
+            self.lib.mkdir(exist_ok=True)
+        else:
+            if not self.token.is_file():
+                self.token.write_text(secrets.token_urlsafe(24) + "\n")
+                self.token.chmod(0o600)
+            self.blacklist.touch()
         for name, text in self.site_files().items():
             (self.conf / name).write_text(text)
         for index, (name, host) in enumerate(NODEMANAGERS.items(), start=1):
@@ -243,6 +263,10 @@ class Cluster:
             # (mapreduce.shuffle.port=13562) is read after yarn-site.xml and would win.
             shuffle = {"mapreduce.shuffle.port": str(self.ports[f"nm{index}.shuffle"])}
             (conf / "mapred-site.xml").write_text(site_xml({**self.mapred_site(), **shuffle}))
+        if not self.plain:
+            self.write_hedge_ini()
+
+    def write_hedge_ini(self) -> None:
         (self.work / "hedge.ini").write_text(
             "# hedge serve's settings for this cluster (written by scripts/cluster.sh up)\n"
             "[server]\n"
@@ -330,13 +354,18 @@ class Cluster:
 
     def nodemanager_site(self, index: int, name: str, host: str) -> dict[str, str]:
         p, home = self.ports, self.home(name)
-        return {
+        site = {
             "yarn.nodemanager.hostname": host,
             "yarn.nodemanager.address": f"{host}:{p[f'nm{index}.rpc']}",
             "yarn.nodemanager.localizer.address": f"{host}:{p[f'nm{index}.localizer']}",
             "yarn.nodemanager.webapp.address": f"{host}:{p[f'nm{index}.web']}",
             "yarn.nodemanager.local-dirs": str(home / "local"),
             "yarn.nodemanager.log-dirs": str(home / "logs"),
+        }
+        if self.plain:
+            return site
+        return {
+            **site,
             # hedge's blacklist (`hedge nodes watch --out DIR/blacklist`); 2.x key names,
             # which 3.x reads as its default script too
             "yarn.nodemanager.health-checker.script.path": self.launcher.health_script(),
@@ -347,9 +376,10 @@ class Cluster:
     def mapred_site(self) -> dict[str, str]:
         p = self.ports
         opens = " ".join(javaenv.JAVA17_OPENS)  # Hadoop 3 on Java 17: AM and tasks too
-        return {
+        hadoop = {
             "mapreduce.framework.name": "yarn",
-            "mapreduce.application.classpath": self.launcher.shim_jar(),
+            "mapreduce.application.classpath":
+                f"{self.lib}/*" if self.plain else self.launcher.shim_jar(),
             "yarn.app.mapreduce.am.resource.mb": str(AM_MEMORY_MB),
             "yarn.app.mapreduce.am.command-opts": f"-Xmx384m {opens}",
             "mapreduce.map.memory.mb": str(TASK_MEMORY_MB),
@@ -361,6 +391,11 @@ class Cluster:
             "mapreduce.jobhistory.address": f"{MASTER}:{p['jhs.rpc']}",
             "mapreduce.jobhistory.webapp.address": f"{MASTER}:{p['jhs.web']}",
             "mapreduce.jobhistory.admin.address": f"{MASTER}:{p['jhs.admin']}",
+        }
+        if self.plain:
+            return hadoop
+        return {
+            **hadoop,
             **hedge_operator_settings(),
             "hedge.controlplane.address": f"{MASTER}:{p['hedge.py4j']}",
             "hedge.controlplane.token.file": str(self.token),
@@ -409,8 +444,8 @@ class Cluster:
             info = (get_json(f"{self.url('rm.web')}/ws/v1/cluster/info") or {}).get(
                 "clusterInfo", {})
             return info.get("state") == "STARTED" and info.get("haState") == "ACTIVE"
-        if name in NODEMANAGERS:
-            return self.node_states().get(NODEMANAGERS[name]) == "RUNNING"
+        if name in NODEMANAGERS:  # registered and heartbeating, healthy or not
+            return self.node_states().get(NODEMANAGERS[name]) in ("RUNNING", "UNHEALTHY")
         if name == "jobhistory":
             return get_json(f"{self.url('jhs.web')}/ws/v1/history/info") is not None
         if name == "hedge-serve":
@@ -418,9 +453,15 @@ class Cluster:
         raise ValueError(name)
 
     def node_states(self) -> dict[str, str]:
+        """Each NodeManager host's state; a restarted node is listed twice (its old,
+        SHUTDOWN entry too): a live state wins."""
         nodes = get_json(f"{self.url('rm.web')}/ws/v1/cluster/nodes") or {}
-        return {node["nodeHostName"]: node["state"]
-                for node in ((nodes.get("nodes") or {}).get("node") or [])}
+        states: dict[str, str] = {}
+        for node in (nodes.get("nodes") or {}).get("node") or []:
+            host, state = node["nodeHostName"], node["state"]
+            if states.get(host) not in ("RUNNING", "UNHEALTHY", "NEW"):
+                states[host] = state
+        return states
 
 
 def java_home() -> str:
@@ -855,8 +896,9 @@ def up(cluster: Cluster, ports: str, overrides: dict[str, int], build: bool = Fa
     if cluster.state_file.is_file():
         previous = Cluster(cluster.work).load()  # with the launcher that started it
         running = [name for name in DAEMONS if previous.pid(name) is not None]
-        if set(running) == set(DAEMONS) and previous.launcher.kind == cluster.launcher.kind \
-                and all(previous.ready(name) for name in DAEMONS):
+        if set(running) == set(previous.daemons) and previous.plain == cluster.plain \
+                and previous.launcher.kind == cluster.launcher.kind \
+                and all(previous.ready(name) for name in previous.daemons):
             cluster.load()
             print(f"cluster: already up in {cluster.work}")
             print_urls(cluster)
@@ -869,39 +911,9 @@ def up(cluster: Cluster, ports: str, overrides: dict[str, int], build: bool = Fa
     cluster.work.mkdir(parents=True, exist_ok=True)
     cluster.write_conf()
     cluster.save()
-    procs: dict[str, Daemon] = {}
     try:
         format_namenode(cluster)
-        pending = list(DAEMONS)
-        for name in DAEMONS:
-            if name == "jobhistory":
-                break
-            procs[name] = cluster.spawn(name)
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while pending:
-            for name in list(pending):
-                if name not in procs:
-                    if not {"namenode", "datanode"} & set(pending):  # HDFS is writable
-                        procs[name] = cluster.spawn(name)
-                    continue
-                code = procs[name].poll()
-                failure = start_failure(cluster.log(name))
-                if code is not None or failure:
-                    how = (f"exited with code {code}" if code is not None else
-                           f"{cluster.launcher.what} {procs[name].pid} runs on, but its log "
-                           f"says: {failure}")
-                    raise ClusterError(f"{name} failed to start ({how}); the last lines of "
-                                       f"{cluster.log(name)}:\n{tail(cluster.log(name))}")
-                if cluster.ready(name):
-                    pending.remove(name)
-                    print(f"cluster: {name} ready ({time.monotonic() - started:.0f} s)",
-                          flush=True)
-            if pending and time.monotonic() > deadline:
-                raise ClusterError("not ready after {:.0f} s: {}\n{}".format(
-                    READY_TIMEOUT_S, ", ".join(pending), "\n".join(
-                        f"the last lines of {cluster.log(n)}:\n{tail(cluster.log(n))}"
-                        for n in pending)))
-            time.sleep(0.5)
+        start_and_wait(cluster, cluster.daemons, started)
     except BaseException as exc:
         if isinstance(exc, ClusterError):
             print(f"cluster: up failed: {exc}", file=sys.stderr, flush=True)
@@ -915,6 +927,70 @@ def up(cluster: Cluster, ports: str, overrides: dict[str, int], build: bool = Fa
     print(f"cluster: up in {time.monotonic() - started:.0f} s, Hadoop {cluster.version}, "
           f"in {cluster.work}{f' (containers of {image})' if image else ''}")
     print_urls(cluster)
+
+
+def start_and_wait(cluster: Cluster, names: Sequence[str], started: float) -> None:
+    """Start the named daemons and wait until each is ready; a daemon that exits or logs a
+    failed service is named with its log's last lines. The JobHistoryServer starts once HDFS
+    is writable (it creates its folders there)."""
+    procs: dict[str, Daemon] = {}
+    pending = list(names)
+    for name in names:
+        if name == "jobhistory":
+            break
+        procs[name] = cluster.spawn(name)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while pending:
+        for name in list(pending):
+            if name not in procs:
+                if not {"namenode", "datanode"} & set(pending):  # HDFS is writable
+                    procs[name] = cluster.spawn(name)
+                continue
+            code = procs[name].poll()
+            failure = start_failure(cluster.log(name))
+            if code is not None or failure:
+                how = (f"exited with code {code}" if code is not None else
+                       f"{cluster.launcher.what} {procs[name].pid} runs on, but its log "
+                       f"says: {failure}")
+                raise ClusterError(f"{name} failed to start ({how}); the last lines of "
+                                   f"{cluster.log(name)}:\n{tail(cluster.log(name))}")
+            if cluster.ready(name):
+                pending.remove(name)
+                print(f"cluster: {name} ready ({time.monotonic() - started:.0f} s)",
+                      flush=True)
+        if pending and time.monotonic() > deadline:
+            raise ClusterError("not ready after {:.0f} s: {}\n{}".format(
+                READY_TIMEOUT_S, ", ".join(pending), "\n".join(
+                    f"the last lines of {cluster.log(n)}:\n{tail(cluster.log(n))}"
+                    for n in pending)))
+        time.sleep(0.5)
+
+
+def restart(cluster: Cluster, names: list[str]) -> None:
+    """Stop the named daemons and start them again on the same configuration, as an operator
+    restarts NodeManagers after editing their yarn-site.xml (the process cluster only)."""
+    require_up(cluster)
+    if cluster.launcher.kind != "process":
+        raise ClusterError("restart: only the process cluster (not --docker) restarts a daemon")
+    unknown = [name for name in names if name not in cluster.daemons]
+    if unknown or not names:
+        raise ClusterError(f"restart: unknown daemon(s) {unknown}; this cluster's daemons: "
+                           f"{', '.join(cluster.daemons)}")
+    started = time.monotonic()
+    pids = [cluster.pid(name) for name in names]
+    print(f"cluster: stopping {', '.join(names)}", flush=True)
+    signal_all(pids, signal.SIGTERM, groups=True)
+    for pid in wait_gone(pids, cluster.work, STOP_TIMEOUT_S):
+        signal_all([pid], signal.SIGKILL, groups=True)
+    left = wait_gone(pids, cluster.work, STOP_TIMEOUT_S)
+    if left:
+        raise ClusterError(f"restart: pid(s) {left} still running after SIGKILL")
+    try:
+        start_and_wait(cluster, names, started)
+    except BaseException:
+        print("cluster: restart failed; the rest of the cluster runs on (down stops it)",
+              file=sys.stderr, flush=True)
+        raise
 
 
 def start_failure(log: Path) -> str | None:
@@ -953,8 +1029,10 @@ def print_urls(cluster: Cluster) -> None:
     print(f"  HDFS         {cluster.default_fs} (web {cluster.url('nn.web')})\n"
           f"  YARN         {cluster.url('rm.web')}\n"
           f"  JobHistory   {cluster.url('jhs.web')}\n"
-          f"  hedge serve  {MASTER}:{cluster.ports['hedge.py4j']} (log "
-          f"{cluster.log('hedge-serve')})\n"
+          f"  hedge serve  " + (
+              f"not started (--plain: Hadoop alone; hedge's jar goes into {cluster.lib})"
+              if cluster.plain else f"{MASTER}:{cluster.ports['hedge.py4j']} (log "
+              f"{cluster.log('hedge-serve')})") + "\n"
           f"  client conf  {cluster.conf}")
 
 
@@ -964,7 +1042,7 @@ def status(cluster: Cluster) -> int:
         return 1
     cluster.load()
     ok = True
-    for name in DAEMONS:
+    for name in cluster.daemons:
         pid = cluster.pid(name)
         ready = pid is not None and cluster.ready(name)
         ok &= ready
@@ -978,7 +1056,7 @@ def status(cluster: Cluster) -> int:
 
 def require_up(cluster: Cluster) -> Cluster:
     cluster.load()
-    down = [name for name in DAEMONS if cluster.pid(name) is None]
+    down = [name for name in cluster.daemons if cluster.pid(name) is None]
     if down:
         raise ClusterError(f"not running: {', '.join(down)}; run scripts/cluster.sh up")
     return cluster
@@ -1103,16 +1181,19 @@ def sleep_job(cluster: Cluster, options: argparse.Namespace) -> None:
     settings = {"hedge.test.maps": options.maps, "hedge.test.records": options.records,
                 "hedge.test.record.ms": options.record_ms, "hedge.test.straggler.task": 0,
                 "hedge.test.straggler.slowdown": options.slowdown}
-    if options.speculation == "off":
+    speculation = options.speculation or ("cluster" if cluster.plain else "adaptive")
+    if speculation == "cluster":
+        pass  # the cluster's mapred-site.xml decides
+    elif speculation == "off":
         # both: with either on, the AM still builds the speculator (and asks hedge)
         settings["mapreduce.map.speculative"] = "false"
         settings["mapreduce.reduce.speculative"] = "false"
-    elif options.speculation == "hadoop-default":
+    elif speculation == "hadoop-default":
         settings["yarn.app.mapreduce.am.job.speculator.class"] = \
             "org.apache.hadoop.mapreduce.v2.app.speculate.DefaultSpeculator"
     else:
-        settings["hedge.policy"] = options.speculation
-        if options.speculation == "late":  # LATE copies only attempts older than this
+        settings["hedge.policy"] = speculation
+        if speculation == "late":  # LATE copies only attempts older than this
             settings["hedge.late.min_elapsed"] = "5"
     args = []
     for key, value in settings.items():
@@ -1124,20 +1205,22 @@ def sleep_job(cluster: Cluster, options: argparse.Namespace) -> None:
                     str(summary_file)], cluster.launcher.cluster_jar())
     finally:
         if summary_file.is_file():
-            report_sleep(cluster, json.loads(summary_file.read_text()), options.speculation)
+            report_sleep(cluster, json.loads(summary_file.read_text()), speculation)
 
 
 def report_sleep(cluster: Cluster, summary: dict, speculation: str) -> None:
     job = summary["job"]
     straggler = sorted((e["attempt"].rsplit("_", 1)[1], e["status"])
                        for e in summary["attempts"] if "_m_000000_" in e["attempt"])
+    serve_log = cluster.log("hedge-serve")  # none on a --plain cluster
     decisions = [line for line in
-                 cluster.log("hedge-serve").read_text(errors="replace").splitlines()
-                 if "event=decision" in line and f"job={job} " in line]
+                 (serve_log.read_text(errors="replace") if serve_log.is_file() else "")
+                 .splitlines() if "event=decision" in line and f"job={job} " in line]
     seconds = (summary["finished"] - summary["started"]) / 1000
     print(f"cluster: {job} {summary['state']} in {seconds:.0f} s (speculation: {speculation});"
-          f" map 0 attempts: {', '.join(f'{a} {s}' for a, s in straggler)}; hedge serve "
-          f"decisions for it: {len(decisions)}")
+          f" map 0 attempts: {', '.join(f'{a} {s}' for a, s in straggler)}" + (
+              f"; hedge serve decisions for it: {len(decisions)}"
+              if serve_log.is_file() else ""))
     for line in decisions[:5]:
         print(f"  {line}")
 
@@ -1178,6 +1261,12 @@ def main(argv: list[str] | None = None) -> int:
                    metavar="NAME=PORT", help=f"one port ({', '.join(STANDARD_PORTS)})")
     p.add_argument("--build", action="store_true", help=(
         "with --docker: rebuild the images (scripts/docker-image.sh) even if present"))
+    p.add_argument("--plain", action="store_true", help=(
+        "Hadoop alone: no hedge settings, no hedge serve, no health script, an empty DIR/lib "
+        "on the containers' classpath (to follow the README's steps for your own cluster)"))
+    p = commands.add_parser("restart", help="stop and start daemons (e.g. the NodeManagers "
+                            "after editing their yarn-site.xml)")
+    p.add_argument("names", nargs="+", metavar="NAME", help=f"daemons: {', '.join(DAEMONS)}")
     commands.add_parser("status", help="each daemon's state")
     commands.add_parser("down", help="stop everything (idempotent)")
     p = commands.add_parser("wordcount", help="examples WordCount with hedge's ImKP partitioner")
@@ -1187,9 +1276,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=500_000)
     p.add_argument("--reducers", type=int, default=2)
     p = commands.add_parser("sleep", help="hedge's StragglerJob: one map attempt 6x slow")
-    p.add_argument("--speculation", default="adaptive", help=(
+    p.add_argument("--speculation", default=None, help=(
         "a hedge policy (hedge.policy: adaptive, hadoop, late, ...), 'hadoop-default' "
-        "(Hadoop's own DefaultSpeculator) or 'off' [adaptive]"))
+        "(Hadoop's own DefaultSpeculator), 'off', or 'cluster' (the cluster's own "
+        "mapred-site.xml) [adaptive; with up --plain: cluster]"))
     p.add_argument("--maps", type=int, default=4)
     p.add_argument("--records", type=int, default=10)
     p.add_argument("--record-ms", type=int, default=1000)
@@ -1202,12 +1292,15 @@ def main(argv: list[str] | None = None) -> int:
     work = options.dir or Path(os.environ.get("HEDGE_CLUSTER_DIR") or (
         DEFAULT_DIR.with_name("cluster-docker") if options.docker else DEFAULT_DIR))
     cluster = Cluster(work.resolve(), options.hadoop,
-                      launcher=DockerLauncher() if options.docker else ProcessLauncher())
+                      launcher=DockerLauncher() if options.docker else ProcessLauncher(),
+                      plain=getattr(options, "plain", False))
     try:
         if options.command == "up":
             up(cluster, options.ports, dict(options.port), build=options.build)
         elif options.command == "status":
             return status(cluster)
+        elif options.command == "restart":
+            restart(cluster.load(), options.names)
         elif options.command == "down":
             with contextlib.suppress(ClusterError, ValueError, KeyError):
                 cluster.load()  # the launcher of the up that started it

@@ -71,15 +71,19 @@ def assert_nothing_left(work: Path, pids: list[int]) -> None:
     assert list((work / "pids").glob("*.pid")) == []
 
 
-def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProcess[str]) -> None:
-    """``cluster.sh sleep --speculation hadoop`` succeeded and hedge served it: a session for
-    the job, a decision copying map 0, and the copy (attempt 1) won."""
+def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProcess[str],
+                                      serve_log: Path | None = None,
+                                      policy: str = "hadoop") -> None:
+    """``cluster.sh sleep`` succeeded and hedge served it with ``policy``: a session for the
+    job, a decision copying map 0, and the copy (attempt 1) won. ``serve_log``: the cluster's
+    own hedge serve unless given."""
     assert job.returncode == 0, job.stdout + job.stderr
     summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
     assert summary["state"] == "SUCCEEDED"
     job_id = summary["job"]
-    serve_log = (work / "logs" / "hedge-serve.log").read_text()
-    assert re.search(rf"event=open session=\d+ job={job_id} policy=hadoop ", serve_log)
+    serve_log = (serve_log or work / "logs" / "hedge-serve.log").read_text()
+    assert re.search(rf"event=open session=\d+ job={job_id} policy={policy} ", serve_log), \
+        serve_log[-3000:]
     decisions = [line for line in serve_log.splitlines()
                  if "event=decision" in line and f"job={job_id} " in line]
     assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
