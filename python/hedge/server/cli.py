@@ -70,12 +70,17 @@ def _check_imkp(config) -> str:
 @click.option("--metrics-interval", type=float, help="Seconds between metrics lines [60].")
 @click.option("--imkp-mappings", type=click.Path(file_okay=False),
               help="Directory of ImKP mapping files map tasks may fetch by name [off].")
+@click.option("--tls-cert", type=click.Path(dir_okay=False),
+              help="PEM certificate: both channels speak TLS only (with --tls-key) [off].")
+@click.option("--tls-key", type=click.Path(dir_okay=False),
+              help="PEM private key of --tls-cert, without a passphrase.")
 @click.option("--check", is_flag=True, help="Verify the configuration and token, then exit.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]))
 def serve(config_file: str | None, address: str | None, data_port: int | None,
           token_file: str | None, policy: str | None, metrics_interval: float | None,
-          imkp_mappings: str | None, check: bool, log_level: str) -> None:
+          imkp_mappings: str | None, tls_cert: str | None, tls_key: str | None, check: bool,
+          log_level: str) -> None:
     """Serve speculation decisions to MapReduce ApplicationMasters (one session per job)."""
     config, file_token = load_settings(config_file)
     if address:
@@ -89,6 +94,8 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
         config = replace(config, metrics_interval=metrics_interval)
     if imkp_mappings is not None:
         config = replace(config, imkp_mappings=imkp_mappings)
+    if tls_cert is not None or tls_key is not None:
+        config = replace(config, tls_cert=tls_cert or "", tls_key=tls_key or "")
     token_path = token_file or file_token
     if token_path is None:
         raise HedgeError("no token file: pass --token-file or set [server] token_file (the "
@@ -103,6 +110,8 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
                    f"{config.policy_defaults.get(config.policy) or ''}".rstrip())
         click.echo(_check_cluster(config))
         click.echo(_check_imkp(config))
+        click.echo(f"tls: {config.tls_cert} (key {config.tls_key})" if config.tls_cert
+                   else "tls: off (no [server] tls_cert; token and snapshots travel in clear)")
         return
     logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
     # py4j logs every connection at INFO; keep the log about hedge's own events

@@ -24,6 +24,7 @@ import gc
 import logging
 import socket
 import socketserver
+import ssl
 import struct
 import threading
 import time
@@ -33,6 +34,13 @@ from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
 from hedge.policy import available
 from hedge.server import wire
+from hedge.server.connections import (
+    ConnectionGate,
+    FailureLog,
+    Refused,
+    guarded_client_server,
+    server_tls_context,
+)
 from hedge.server.mappings import MappingDirectory
 from hedge.server.metrics import Metrics
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
@@ -61,6 +69,12 @@ class ServerConfig:
     rm_poll_interval: float = 10.0  # seconds between polls
     rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
     imkp_mappings: str = ""  # directory of ImKP mapping files served by name; "" = off
+    # connection hygiene, per listener (Py4J, data channel): hedge.server.connections
+    auth_timeout: float = 5.0  # seconds a new connection has to authenticate
+    max_connections: int = 1024  # open connections (an AM holds 1-3 Py4J + 1 data)
+    max_unauthenticated: int = 64  # connections still authenticating
+    tls_cert: str = ""  # PEM certificate (chain) of the server; "" with tls_key "": plain TCP
+    tls_key: str = ""  # PEM private key of tls_cert, without a passphrase
 
 
 class ClusterView:
@@ -137,25 +151,61 @@ class _DataHandler(socketserver.BaseRequestHandler):
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        # Blocking socket + kernel receive timeout: recv(MSG_WAITALL) then takes a whole frame
-        # in one wake-up (a Python-level timeout would poll per chunk); idle peers still time out.
-        sock.settimeout(None)
-        idle = self.server.service.config.limits.idle_timeout
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
-                        struct.pack("ll", int(idle), int(idle % 1 * 1e6)))
+        gate = self.server.gate
+        authenticated = False
+
+        def on_authenticated() -> None:
+            nonlocal authenticated
+            authenticated = True
+            gate.authenticated()
+            _idle_timeout(sock, self.server.service.config.limits.idle_timeout)
+
         try:
-            self.server.service.serve_connection(sock)
+            sock = gate.secure(sock)  # the hello must arrive within the auth timeout
+            self.server.service.serve_connection(sock, on_authenticated)
+        except Refused as exc:
+            gate.failures.failed(gate.channel, self.client_address, exc.kind, exc.reason)
         except (OSError, ConnectionError) as exc:
-            log.debug("event=data_connection_closed reason=%r", str(exc))
+            if authenticated:
+                log.debug("event=data_connection_closed reason=%r", str(exc))
+            else:
+                gate.failures.failed(gate.channel, self.client_address, "io",
+                                     f"failed before authenticating: {exc!r}")
+        finally:
+            gate.release(authenticated)
+
+
+def _idle_timeout(sock: socket.socket, idle: float) -> None:
+    """The read timeout of an authenticated data connection.
+
+    Plain TCP: blocking socket + kernel receive timeout, so recv(MSG_WAITALL) takes a whole
+    frame in one wake-up (a Python-level timeout would poll per chunk); idle peers still time
+    out. TLS reads a record at a time anyway: a Python-level timeout.
+    """
+    if isinstance(sock, ssl.SSLSocket):
+        sock.settimeout(idle)
+        return
+    sock.settimeout(None)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
+                    struct.pack("ll", int(idle), int(idle % 1 * 1e6)))
 
 
 class _DataServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], service: ControlPlaneService) -> None:
+    def __init__(self, address: tuple[str, int], service: ControlPlaneService,
+                 gate: ConnectionGate) -> None:
         self.service = service
+        self.gate = gate
         super().__init__(address, _DataHandler)
+
+    def verify_request(self, request, client_address) -> bool:  # noqa: ANN001
+        refused = self.gate.admit()
+        if refused:  # socketserver closes the socket
+            self.gate.failures.failed(self.gate.channel, client_address, "refused", refused)
+        return refused is None
 
 
 def _head(values, n: int = 10) -> str:
@@ -178,8 +228,9 @@ def _read_exact(sock: socket.socket, n: int, buf: bytearray | None = None,
         buf = bytearray(n)
     view = memoryview(buf)[:n]
     got = 0
+    flags = 0 if isinstance(sock, ssl.SSLSocket) else socket.MSG_WAITALL  # TLS takes no flags
     while got < n:
-        k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)
+        k = sock.recv_into(view[got:], n - got, flags)
         if k == 0:
             if got == 0:
                 return None
@@ -199,26 +250,6 @@ def _collect_if_due() -> None:
     due = [gen for gen in range(3) if thresholds[gen] and counts[gen] >= thresholds[gen]]
     if due:
         gc.collect(due[-1])
-
-
-class _AuthFailureLine(logging.Filter):
-    """py4j logs a client with the wrong token as an ERROR with a traceback, once per
-    connection attempt (an AM retries with back-off for the whole job). One warning line per
-    attempt says what it is and what to fix instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.getMessage().startswith("Could not authenticate connection"):
-            record.msg = ("event=auth_failed reason='wrong token: a client's "
-                          "hedge.controlplane.token.file does not hold this server's token'")
-            record.args, record.exc_info, record.exc_text = (), None, None
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
-        return True
-
-
-def _quiet_auth_failures() -> None:
-    py4j_log = logging.getLogger("py4j.clientserver")
-    if not any(isinstance(f, _AuthFailureLine) for f in py4j_log.filters):
-        py4j_log.addFilter(_AuthFailureLine())
 
 
 def _unblock_connections(gateway) -> None:  # noqa: ANN001 - py4j ClientServer
@@ -257,6 +288,7 @@ class ControlPlaneService:
         self._data: _DataServer | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.failures = FailureLog()  # connection failures of both listeners, rate-limited
 
     # --- sessions -----------------------------------------------------------------------
     def open(self, job_id: str, policy: str, params_text: str) -> str:
@@ -293,19 +325,29 @@ class ControlPlaneService:
         return data
 
     # --- data channel -------------------------------------------------------------------
-    def serve_connection(self, sock: socket.socket) -> None:
-        hello = _read_exact(sock, wire.HELLO.size)
+    def serve_connection(self, sock: socket.socket, authenticated=None) -> None:  # noqa: ANN001
+        """Serve one data connection: its hello, then its frames until the peer closes.
+
+        ``authenticated()`` runs once the hello named a live session with its secret (the
+        listener then lifts the authentication deadline)."""
+        try:
+            hello = _read_exact(sock, wire.HELLO.size)
+        except TimeoutError:
+            raise Refused("timeout", "no session hello within the [limits] auth_timeout") \
+                from None
         if hello is None:
-            return
+            raise Refused("closed", "closed by the peer before its session hello")
         magic, version, _, session_id, secret = wire.HELLO.unpack(hello)
         session = None
         if magic == wire.HELLO_MAGIC and version == wire.VERSION:
             session = self.sessions.authenticate(session_id, bytes(secret))
         sock.sendall(wire.HELLO_REPLY.pack(b"HDGA", 0 if session else 1))
         if session is None:
-            log.warning("event=data_refused session=%d reason=unknown_session_or_secret",
-                        session_id)
-            return
+            why = ("unknown session or secret" if magic == wire.HELLO_MAGIC
+                   else "not a hedge data-channel hello")
+            raise Refused("session", f"{why} (session {session_id})")
+        if authenticated is not None:
+            authenticated()
         max_body = self.config.limits.max_body_bytes
         buffer = bytearray(64 << 10)  # grows to the largest frame of the connection
         while not self._stop.is_set():
@@ -373,15 +415,21 @@ class ControlPlaneService:
             return self.config.port
         return self._gateway.get_callback_server().get_listening_port()
 
-    def start(self) -> None:
-        from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
+    def _gate(self, channel: str, tls: ssl.SSLContext | None) -> ConnectionGate:
+        cfg = self.config
+        return ConnectionGate(channel, cfg.max_connections, cfg.max_unauthenticated,
+                              cfg.auth_timeout, self.failures, tls)
 
-        _quiet_auth_failures()
+    def start(self) -> None:
+        from py4j.clientserver import JavaParameters, PythonParameters
+
         cfg = self.config
         available()  # import every policy module now, not inside the first client's deadline
-        self._data = _DataServer((cfg.host, cfg.data_port), self)
+        tls = server_tls_context(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
+        self._data = _DataServer((cfg.host, cfg.data_port), self, self._gate("data", tls))
         self._spawn(self._data.serve_forever, "hedge-data")
-        self._gateway = ClientServer(
+        self._gateway = guarded_client_server(
+            self._gate("py4j", tls),
             java_parameters=JavaParameters(auth_token=cfg.token, eager_load=False),
             python_parameters=PythonParameters(
                 address=cfg.host, port=cfg.port, auth_token=cfg.token, daemonize=True,
@@ -395,8 +443,8 @@ class ControlPlaneService:
         # collector's scans, which otherwise add multi-millisecond pauses to random decisions.
         gc.freeze()
         gc.disable()  # collections run between scans instead (_collect_if_due)
-        log.info("event=listening py4j=%s:%d data=%s:%d policy=%s", cfg.host, self.port,
-                 cfg.host, self.data_port, cfg.policy)
+        log.info("event=listening py4j=%s:%d data=%s:%d policy=%s tls=%s", cfg.host,
+                 self.port, cfg.host, self.data_port, cfg.policy, "on" if tls else "off")
 
     def _spawn(self, target, name: str) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
@@ -410,6 +458,7 @@ class ControlPlaneService:
                 log.info("event=reaped session=%d job=%s idle_s>%.0f", session.session_id,
                          session.job_id, self.config.limits.idle_timeout)
             log.info(self.metrics.line(len(self.sessions)))
+            self.failures.flush()
 
     def stop(self) -> None:
         self._stop.set()

@@ -8,6 +8,8 @@
     allowed_policies =             # comma list; empty: all registered policies
     metrics_interval = 60          # seconds between hedge.metrics log lines
     nodes_status =                 # JSON status written by `hedge nodes watch` (optional)
+    tls_cert =                     # PEM certificate: both channels speak TLS only (with tls_key)
+    tls_key =                      # PEM private key of tls_cert (no passphrase)
 
     [cluster]
     resourcemanager =              # RM web address (http://rm:8088) polled for node utilisation
@@ -24,6 +26,9 @@
     max_nodes = 100000
     max_copies = 16
     idle_timeout = 900
+    auth_timeout = 5               # seconds a new connection has to authenticate
+    max_connections = 1024         # open connections per listener (Py4J, data channel)
+    max_unauthenticated = 64       # connections per listener still authenticating
 
     [policy.adaptive]              # server-side defaults for a policy's parameters
     progress.standard = 0.5
@@ -43,12 +48,17 @@ from urllib.parse import urlsplit
 
 from hedge.errors import HedgeError
 from hedge.policy import available
+from hedge.server.connections import server_tls_context
 from hedge.server.mappings import check_directory
 from hedge.server.service import ServerConfig
 from hedge.server.session import Limits, policy_params
 
 _SERVER_KEYS = {"address", "data_port", "token_file", "policy", "allowed_policies",
-                "metrics_interval", "nodes_status"}
+                "metrics_interval", "nodes_status", "tls_cert", "tls_key"}
+# [limits] keys of the listeners (ServerConfig), beside the session limits (Limits)
+_CONNECTION_LIMITS = {"auth_timeout": (float, 0.1, 3600.0, "seconds"),
+                      "max_connections": (int, 1, 100000, "an integer"),
+                      "max_unauthenticated": (int, 1, 100000, "an integer")}
 
 
 def parse_address(text: str, where: str = "address") -> tuple[str, int]:
@@ -188,12 +198,16 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
     if parser.has_section("limits"):
         kinds = {"max_sessions": int, "max_rows": int, "max_nodes": int, "max_copies": int,
                  "idle_timeout": float}
-        unknown = set(parser["limits"]) - set(kinds)
+        unknown = set(parser["limits"]) - set(kinds) - set(_CONNECTION_LIMITS)
         if unknown:
             raise HedgeError(f"{file}: [limits] unknown key(s) {sorted(unknown)}, expected "
-                             f"{sorted(kinds)}")
+                             f"{sorted({*kinds, *_CONNECTION_LIMITS})}")
         limits = Limits(**{k: _number(parser, file, "limits", k, kind, getattr(limits, k))
                            for k, kind in kinds.items()})
+        config = replace(config, **{
+            key: kind(_number(parser, file, "limits", key, kind, getattr(config, key), low,
+                              high, unit))
+            for key, (kind, low, high, unit) in _CONNECTION_LIMITS.items()})
     allowed = tuple(p.strip() for p in server.get("allowed_policies", "").split(",")
                     if p.strip())
     config = replace(
@@ -206,6 +220,7 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
         nodes_status=server.get("nodes_status", "").strip(),
         limits=limits,
     )
+    config = _tls_settings(server, file, config)
     config = _cluster_settings(parser, file, config)
     config = _imkp_settings(parser, file, config)
     defaults = {section.removeprefix("policy."): dict(parser[section])
@@ -214,6 +229,19 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
         _check_policy_section(file, name, raw)
     config = replace(config, policy_defaults=defaults)
     return config, (server.get("token_file", "").strip() or None)
+
+
+def _tls_settings(server, file: Path, config: ServerConfig) -> ServerConfig:  # noqa: ANN001
+    """``[server] tls_cert`` and ``tls_key``: both or neither; each a readable PEM file."""
+    cert = server.get("tls_cert", "").strip()
+    key = server.get("tls_key", "").strip()
+    if bool(cert) != bool(key):
+        given, missing = ("tls_cert", "tls_key") if cert else ("tls_key", "tls_cert")
+        raise HedgeError(f"{file}: [server] {given} is set but {missing} is not: TLS needs the "
+                         "certificate (tls_cert) and its private key (tls_key), or neither")
+    if cert:
+        server_tls_context(cert, key, f"{file}: [server]")
+    return replace(config, tls_cert=cert, tls_key=key)
 
 
 def _check_policy_section(file: Path, name: str, raw: dict[str, str]) -> None:
@@ -249,4 +277,9 @@ def check_config(config: ServerConfig) -> list[str]:
         raise HedgeError(f"nodes_status = {config.nodes_status}: file not found")
     if config.imkp_mappings:
         check_directory(config.imkp_mappings)
+    if bool(config.tls_cert) != bool(config.tls_key):
+        raise HedgeError("TLS needs both a certificate and its key ([server] tls_cert and "
+                         "tls_key, or --tls-cert and --tls-key)")
+    if config.tls_cert:
+        server_tls_context(config.tls_cert, config.tls_key, "")
     return []
