@@ -41,6 +41,14 @@ _MAX_STATE = int(max(AttemptState))
 _RUNNING = int(AttemptState.RUNNING)
 
 
+class PolicyAnswerError(HedgeError):
+    """The policy answered something the AM cannot do (counted apart from bad scans)."""
+
+
+class SessionLimitError(HedgeError):
+    """max_sessions reached (counted apart from jobs refused for their own settings)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one server accepts (bounds against runaway or hostile clients)."""
@@ -174,6 +182,7 @@ class Session:
     scans: int = 0
     copies: int = 0
     rejected: int = 0
+    copies_ended: int = 0  # speculative attempts the shim reported ended (outcome unknown)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, request: ScanRequest) -> Actions:
@@ -258,9 +267,15 @@ class Session:
             self.done_reduces.clear()
         else:
             self.table.upsert(request.attempts)
+            self.copies_ended += self._speculative(request.removed)
             self.table.remove(request.removed)
         self.done_maps.extend(request.completed_map_runtimes)
         self.done_reduces.extend(request.completed_reduce_runtimes)
+
+    def _speculative(self, keys: np.ndarray) -> int:
+        """How many of the live attempts ``keys`` are speculative copies (before removal)."""
+        rows = self.table.row_of[keys]
+        return int(np.count_nonzero(self.table.columns["speculative"][rows[rows >= 0]]))
 
     def _validate(self, a: AttemptTable, request: ScanRequest) -> None:
         """Field checks of the rows ``a`` and of this scan's new completed run times."""
@@ -326,7 +341,7 @@ class Session:
         )
         for problem in problems:
             if problem:
-                raise HedgeError(f"job {self.job_id}: policy '{self.policy_name}' answered "
+                raise PolicyAnswerError(f"job {self.job_id}: policy '{self.policy_name}' answered "
                                  f"{problem}")
 
 
@@ -355,7 +370,7 @@ class SessionRegistry:
                              f"{reason}")
         with self._lock:
             if len(self._sessions) >= self.limits.max_sessions:
-                raise HedgeError(f"too many sessions ({self.limits.max_sessions}); job "
+                raise SessionLimitError(f"too many sessions ({self.limits.max_sessions}); job "
                                  f"{job_id} runs on Hadoop's own speculation")
             session = Session(next(self._ids), secrets.token_bytes(16), job_id, policy_name,
                               policy, self.limits, self.cluster)
