@@ -45,6 +45,17 @@ def _check_cluster(config) -> str:
             "with measured utilisation (others: allocation)")
 
 
+def _check_metrics(config) -> str:
+    """The ``metrics_address`` line of ``--check``: off, or free to listen on now."""
+    if config.metrics_address is None:
+        return "metrics endpoint: off (no [server] metrics_address)"
+    from hedge.server.endpoint import check_bindable
+
+    check_bindable(config.metrics_address)
+    host, port = config.metrics_address
+    return f"metrics endpoint: http://{host}:{port}/metrics and /health (port free now)"
+
+
 def _check_imkp(config) -> str:
     """The ``[imkp]`` line of ``--check``: the mappings directory and what it serves now."""
     if not config.imkp_mappings:
@@ -74,13 +85,15 @@ def _check_imkp(config) -> str:
               help="PEM certificate: both channels speak TLS only (with --tls-key) [off].")
 @click.option("--tls-key", type=click.Path(dir_okay=False),
               help="PEM private key of --tls-cert, without a passphrase.")
+@click.option("--metrics-address",
+              help="host:port of HTTP /metrics (Prometheus) and /health [off].")
 @click.option("--check", is_flag=True, help="Verify the configuration and token, then exit.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]))
 def serve(config_file: str | None, address: str | None, data_port: int | None,
           token_file: str | None, policy: str | None, metrics_interval: float | None,
-          imkp_mappings: str | None, tls_cert: str | None, tls_key: str | None, check: bool,
-          log_level: str) -> None:
+          imkp_mappings: str | None, tls_cert: str | None, tls_key: str | None,
+          metrics_address: str | None, check: bool, log_level: str) -> None:
     """Serve speculation decisions to MapReduce ApplicationMasters (one session per job)."""
     config, file_token = load_settings(config_file)
     if address:
@@ -94,6 +107,9 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
         config = replace(config, metrics_interval=metrics_interval)
     if imkp_mappings is not None:
         config = replace(config, imkp_mappings=imkp_mappings)
+    if metrics_address is not None:
+        config = replace(config, metrics_address=parse_address(
+            metrics_address, "--metrics-address") if metrics_address.strip() else None)
     if tls_cert is not None or tls_key is not None:
         config = replace(config, tls_cert=tls_cert or "", tls_key=tls_key or "")
     token_path = token_file or file_token
@@ -110,6 +126,7 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
                    f"{config.policy_defaults.get(config.policy) or ''}".rstrip())
         click.echo(_check_cluster(config))
         click.echo(_check_imkp(config))
+        click.echo(_check_metrics(config))
         click.echo(f"tls: {config.tls_cert} (key {config.tls_key})" if config.tls_cert
                    else "tls: off (no [server] tls_cert; token and snapshots travel in clear)")
         return
@@ -121,8 +138,10 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
     service = ControlPlaneService(config)
     service.start()
     # one machine-readable line on stdout: scripts and tests read the bound ports from it
+    http = (f" metrics={config.metrics_address[0]}:{service.metrics_port}"
+            if config.metrics_address else "")
     click.echo(f"hedge serve: listening py4j={config.host}:{service.port} "
-               f"data={config.host}:{service.data_port}", nl=True)
+               f"data={config.host}:{service.data_port}{http}", nl=True)
     sys.stdout.flush()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

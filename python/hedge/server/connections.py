@@ -25,6 +25,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,12 +66,16 @@ class FailureLog:
     each (channel, kind); the excess is reported once as a count when the window ends."""
 
     def __init__(self, limit: int = LINES_PER_MINUTE, window: float = 60.0,
-                 clock=time.monotonic) -> None:  # noqa: ANN001 - injectable for tests
+                 clock=time.monotonic,  # noqa: ANN001 - injectable for tests
+                 count: Callable[[str, str], None] | None = None) -> None:
         self.limit, self.window, self.clock = limit, window, clock
+        self.count = count  # (channel, kind) of every failure, logged or not (/metrics)
         self._windows: dict[tuple[str, str], _Window] = {}
         self._lock = threading.Lock()
 
     def failed(self, channel: str, peer: tuple, kind: str, reason: str) -> None:
+        if self.count is not None:
+            self.count(channel, kind)
         now = self.clock()
         with self._lock:
             self._roll(now, (channel, kind))

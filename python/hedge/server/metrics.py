@@ -7,6 +7,9 @@
 ready) over the interval; ``cpu_p50_ms``: CPU time of the deciding thread per scan (what the
 latency would be without contention for the CPU); ``fallbacks``: scans clients reported deciding on their own
 (control plane unreachable, late or refusing) since their previous answered scan.
+
+The same events also feed the server's Prometheus series (:mod:`hedge.server.prometheus`),
+which only ever count up and are served at ``/metrics`` when ``metrics_address`` is set.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from hedge.server.prometheus import ServerCollectors
 
 
 @dataclass
@@ -33,26 +38,50 @@ class Metrics:
     _latencies: list[float] = field(default_factory=list)
     _cpu: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # the same events, counted since start for /metrics (never reset)
+    exported: ServerCollectors = field(default_factory=ServerCollectors)
 
     def scan(self, seconds: float, copies: int = 0, kills: int = 0, fallbacks: int = 0,
-             rejected: bool = False, cpu_seconds: float | None = None) -> None:
+             rejected: str = "", cpu_seconds: float | None = None, policy: str = "",
+             copies_ended: int = 0) -> None:
+        """One scan of a session of ``policy``; ``rejected``: the reason it was refused
+        (:data:`hedge.server.prometheus.REJECT_REASONS`), empty when answered."""
         with self._lock:
             self.scans += 1
             self.copies += copies
             self.kills += kills
             self.fallbacks += fallbacks
-            self.rejected += int(rejected)
+            self.rejected += int(bool(rejected))
             if len(self._latencies) < 1_000_000:
                 self._latencies.append(seconds)
                 if cpu_seconds is not None:
                     self._cpu.append(cpu_seconds)
+        series = self.exported.policy(policy)
+        series.scans.inc()
+        series.latency.observe(seconds)
+        if cpu_seconds:
+            series.cpu.inc(cpu_seconds)
+        # most scans request nothing: skip the zero increments (each takes a lock)
+        for counter, amount in ((series.copies, copies), (series.kills, kills),
+                                (series.fallbacks, fallbacks),
+                                (series.copies_ended, copies_ended)):
+            if amount:
+                counter.inc(amount)
+        if rejected:
+            self.exported.rejected.labels(rejected).inc()
 
-    def session(self, opened: bool) -> None:
+    def session(self, opened: bool, policy: str = "", reason: str = "refused") -> None:
+        """A session opened (of ``policy``) or refused (for ``reason``, one of
+        :data:`hedge.server.prometheus.REFUSE_REASONS`)."""
         with self._lock:
             if opened:
                 self.opened += 1
             else:
                 self.refused += 1
+        if opened:
+            self.exported.sessions_opened.labels(policy).inc()
+        else:
+            self.exported.sessions_refused.labels(reason).inc()
 
     def line(self, sessions: int, now: float | None = None) -> str:
         """The metrics line for the interval ending now; counters start over."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
-from hedge.policy import available
+from hedge.policy import available, create
 from hedge.server import wire
 from hedge.server.connections import (
     ConnectionGate,
@@ -41,9 +41,17 @@ from hedge.server.connections import (
     guarded_client_server,
     server_tls_context,
 )
+from hedge.server.endpoint import MetricsEndpoint
 from hedge.server.mappings import MappingDirectory
 from hedge.server.metrics import Metrics
-from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
+from hedge.server.session import (
+    Limits,
+    PolicyAnswerError,
+    SessionLimitError,
+    SessionRegistry,
+    parse_params,
+    policy_params,
+)
 from hedge.server.utilisation import UtilisationPoller
 
 log = logging.getLogger("hedge.server")
@@ -69,6 +77,8 @@ class ServerConfig:
     rm_poll_interval: float = 10.0  # seconds between polls
     rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
     imkp_mappings: str = ""  # directory of ImKP mapping files served by name; "" = off
+    # HTTP /metrics and /health (hedge.server.endpoint); None = off
+    metrics_address: tuple[str, int] | None = None
     # connection hygiene, per listener (Py4J, data channel): hedge.server.connections
     auth_timeout: float = 5.0  # seconds a new connection has to authenticate
     max_connections: int = 1024  # open connections (an AM holds 1-3 Py4J + 1 data)
@@ -116,11 +126,12 @@ class EntryPoint:
         try:
             return self._service.open(str(job_id), str(policy), str(params))
         except HedgeError as exc:
-            self._service.metrics.session(opened=False)
+            reason = "limit" if isinstance(exc, SessionLimitError) else "refused"
+            self._service.metrics.session(opened=False, reason=reason)
             log.warning("event=refused job=%s policy=%s reason=%r", job_id, policy, str(exc))
             return f"ERROR {exc}"
         except Exception as exc:  # noqa: BLE001 - one bad request must not kill the server
-            self._service.metrics.session(opened=False)
+            self._service.metrics.session(opened=False, reason="internal")
             log.exception("event=open_failed job=%s", job_id)
             return f"ERROR internal error: {type(exc).__name__}: {exc}"
 
@@ -282,13 +293,17 @@ class ControlPlaneService:
                                                  config.rm_poll_interval, config.rm_max_age)
         self.sessions = SessionRegistry(config.limits,
                                         ClusterView(config.nodes_status, self.utilisation))
+        self.metrics.exported.track_sessions(lambda: len(self.sessions))
+        self.endpoint = (MetricsEndpoint(config.metrics_address, self.metrics.exported.registry,
+                                         self.health) if config.metrics_address else None)
         self.mappings = (MappingDirectory(config.imkp_mappings) if config.imkp_mappings
                          else None)
         self._gateway = None
         self._data: _DataServer | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.failures = FailureLog()  # connection failures of both listeners, rate-limited
+        # connection failures of both listeners, rate-limited; each counted for /metrics
+        self.failures = FailureLog(count=self.metrics.exported.connection_failed)
 
     # --- sessions -----------------------------------------------------------------------
     def open(self, job_id: str, policy: str, params_text: str) -> str:
@@ -300,7 +315,7 @@ class ControlPlaneService:
         raw = dict(self.config.policy_defaults.get(name, {}))
         raw.update(parse_params(params_text))
         session = self.sessions.open(job_id, name, policy_params(name, raw))
-        self.metrics.session(opened=True)
+        self.metrics.session(opened=True, policy=name)
         log.info("event=open session=%d job=%s policy=%s params=%s", session.session_id,
                  job_id, name, raw)
         return (f"OK {session.session_id} {session.secret.hex()} {self.data_port} "
@@ -356,6 +371,7 @@ class ControlPlaneService:
                 return
             magic, _, _, seq, body_len = wire.REQUEST.unpack_from(header)[:5]
             if magic != wire.REQUEST_MAGIC or body_len > max_body:
+                self.metrics.exported.rejected.labels("frame").inc()
                 log.warning("event=frame_refused session=%d job=%s bytes=%d limit=%d",
                             session.session_id, session.job_id, body_len, max_body)
                 sock.sendall(wire.encode_rejection(seq, f"frame refused: {body_len} bytes "
@@ -377,7 +393,7 @@ class ControlPlaneService:
         """
         t0, c0 = time.perf_counter(), time.thread_time()
         seq = wire.REQUEST.unpack_from(header)[3]
-        fallbacks = 0
+        fallbacks, request, ended = 0, None, session.copies_ended
         try:
             request = wire.decode_request(header, body)
             fallbacks = request.fallbacks
@@ -385,7 +401,9 @@ class ControlPlaneService:
             cpu = time.thread_time() - c0
             out = wire.encode_response(seq, actions, cpu_seconds=cpu)
             self.metrics.scan(time.perf_counter() - t0, actions.copies_requested,
-                              len(actions.kill_attempt), fallbacks, cpu_seconds=cpu)
+                              len(actions.kill_attempt), fallbacks, cpu_seconds=cpu,
+                              policy=session.policy_name,
+                              copies_ended=session.copies_ended - ended)
             if actions.copies_requested or len(actions.kill_attempt):
                 log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
                          session.session_id, session.job_id, seq,
@@ -394,12 +412,16 @@ class ControlPlaneService:
             return out
         except HedgeError as exc:
             message = str(exc)
+            reason = ("malformed" if request is None else
+                      "policy_answer" if isinstance(exc, PolicyAnswerError) else "invalid")
         except Exception as exc:  # noqa: BLE001 - a failing policy must not kill the server
             log.exception("event=policy_error session=%d job=%s", session.session_id,
                           session.job_id)
             message = f"internal error in policy '{session.policy_name}': {exc!r}"
+            reason = "policy_error"
         session.rejected += 1
-        self.metrics.scan(time.perf_counter() - t0, fallbacks=fallbacks, rejected=True)
+        self.metrics.scan(time.perf_counter() - t0, fallbacks=fallbacks, rejected=reason,
+                          policy=session.policy_name, copies_ended=session.copies_ended - ended)
         log.warning("event=rejected session=%d job=%s seq=%d reason=%r", session.session_id,
                     session.job_id, seq, message)
         return wire.encode_rejection(seq, message)
@@ -420,11 +442,17 @@ class ControlPlaneService:
         return ConnectionGate(channel, cfg.max_connections, cfg.max_unauthenticated,
                               cfg.auth_timeout, self.failures, tls)
 
+    @property
+    def metrics_port(self) -> int | None:
+        return self.endpoint.port if self.endpoint else None
+
     def start(self) -> None:
         from py4j.clientserver import JavaParameters, PythonParameters
 
         cfg = self.config
         available()  # import every policy module now, not inside the first client's deadline
+        if self.endpoint is not None:
+            self.endpoint.start()  # first: a taken port stops the start before anything runs
         tls = server_tls_context(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
         self._data = _DataServer((cfg.host, cfg.data_port), self, self._gate("data", tls))
         self._spawn(self._data.serve_forever, "hedge-data")
@@ -455,14 +483,36 @@ class ControlPlaneService:
         while not self._stop.wait(self.config.metrics_interval):
             _collect_if_due()  # garbage of Py4J calls when no scans arrive
             for session in self.sessions.reap():
+                self.metrics.exported.sessions_reaped.inc()
                 log.info("event=reaped session=%d job=%s idle_s>%.0f", session.session_id,
                          session.job_id, self.config.limits.idle_timeout)
             log.info(self.metrics.line(len(self.sessions)))
             self.failures.flush()
 
+    def health(self) -> tuple[list[str], dict[str, object]]:
+        """For ``/health``: (problems, facts); no problems while both listeners run and the
+        default policy builds with its server-side parameters."""
+        cfg, problems = self.config, []
+        py4j = self._gateway.get_callback_server() if self._gateway else None
+        if self._stop.is_set():
+            problems.append("stopping")
+        thread = getattr(py4j, "thread", None)
+        if py4j is None or py4j.is_shutdown or thread is None or not thread.is_alive():
+            problems.append("py4j listener not running")
+        if not any(t.name == "hedge-data" and t.is_alive() for t in self._threads):
+            problems.append("data channel listener not running")
+        try:
+            create(cfg.policy, **policy_params(cfg.policy, cfg.policy_defaults.get(cfg.policy, {})))
+        except Exception as exc:  # noqa: BLE001 - any failure makes the server unhealthy
+            problems.append(f"default policy '{cfg.policy}' does not build: {exc}")
+        return problems, {"policy": cfg.policy, "sessions": len(self.sessions),
+                          "py4j_port": self.port, "data_port": self.data_port}
+
     def stop(self) -> None:
         self._stop.set()
         gc.enable()
+        if self.endpoint is not None:
+            self.endpoint.stop()
         if self.utilisation is not None:
             self.utilisation.stop()
         if self._data is not None:

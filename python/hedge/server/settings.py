@@ -8,6 +8,7 @@
     allowed_policies =             # comma list; empty: all registered policies
     metrics_interval = 60          # seconds between hedge.metrics log lines
     nodes_status =                 # JSON status written by `hedge nodes watch` (optional)
+    metrics_address =              # host:port of HTTP /metrics and /health; empty: off
     tls_cert =                     # PEM certificate: both channels speak TLS only (with tls_key)
     tls_key =                      # PEM private key of tls_cert (no passphrase)
 
@@ -54,7 +55,7 @@ from hedge.server.service import ServerConfig
 from hedge.server.session import Limits, policy_params
 
 _SERVER_KEYS = {"address", "data_port", "token_file", "policy", "allowed_policies",
-                "metrics_interval", "nodes_status", "tls_cert", "tls_key"}
+                "metrics_interval", "nodes_status", "metrics_address", "tls_cert", "tls_key"}
 # [limits] keys of the listeners (ServerConfig), beside the session limits (Limits)
 _CONNECTION_LIMITS = {"auth_timeout": (float, 0.1, 3600.0, "seconds"),
                       "max_connections": (int, 1, 100000, "an integer"),
@@ -218,6 +219,7 @@ def load_settings(path: str | Path | None) -> tuple[ServerConfig, str | None]:
         allowed_policies=allowed,
         metrics_interval=_number(parser, file, "server", "metrics_interval", float, 60.0),
         nodes_status=server.get("nodes_status", "").strip(),
+        metrics_address=_metrics_address(server, file),
         limits=limits,
     )
     config = _tls_settings(server, file, config)
@@ -242,6 +244,12 @@ def _tls_settings(server, file: Path, config: ServerConfig) -> ServerConfig:  # 
     if cert:
         server_tls_context(cert, key, f"{file}: [server]")
     return replace(config, tls_cert=cert, tls_key=key)
+
+
+def _metrics_address(server, file: Path) -> tuple[str, int] | None:  # noqa: ANN001
+    """``[server] metrics_address``: host:port of /metrics and /health; empty: off."""
+    text = server.get("metrics_address", "").strip()
+    return parse_address(text, f"{file}: [server] metrics_address") if text else None
 
 
 def _check_policy_section(file: Path, name: str, raw: dict[str, str]) -> None:
