@@ -2,8 +2,9 @@
 
 - ``http://`` / ``https://`` URL: the JobHistory Server REST API (``hedge.nodes.rest``).
 - a file whose first line is ``job,task,attempt,node,start,end,state``: the plain CSV.
-- anything else (``.jhist``, Rumen JSON, Google 2011 ``task_events``): the shared trace
-  readers, ``hedge.traces.read_attempts``, which detect those formats themselves.
+- anything else (``.jhist``, Rumen JSON, Google 2011 ``task_events``, Spark event logs):
+  the shared trace readers, ``hedge.traces.read_attempts``, which detect those formats
+  themselves.
 
 Whatever the source, the result is validated against ``HISTORY_SCHEMA``.
 """
@@ -25,6 +26,7 @@ from hedge.nodes.history import (
     make_history,
     read_csv_history,
 )
+from hedge.traces.spark import is_rolling_dir
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +61,12 @@ def load_history(source: str | Path, since: float | None = None, until: float | 
 
 
 def expand_sources(sources: list[str]) -> list[str]:
-    """URLs and files as given; a directory becomes its (non-hidden) files, sorted."""
+    """URLs and files as given; a directory becomes its (non-hidden) files, sorted, except
+    a Spark rolling event log's directory, which is one log."""
     out: list[str] = []
     for source in sources:
         path = Path(source)
-        if not is_url(source) and path.is_dir():
+        if not is_url(source) and path.is_dir() and not is_rolling_dir(path):
             files = sorted(str(p) for p in path.iterdir()
                            if p.is_file() and not p.name.startswith("."))
             if not files:

@@ -7,8 +7,11 @@ Formats (``detect`` names): ``jhist`` (first line ``Avro-Json`` or ``Avro-Binary
 ``google_job_events`` (8 fields, job level: not a task trace), ``alibaba2017_batch_task``
 (header ``task_create_time, ...``), ``alibaba2018_machine_meta`` / ``_usage`` (node tables:
 not task traces), ``swim`` (tab-separated ``jobN`` rows), ``tr`` (hawk/eagle: space-separated
-``arrival n_tasks mean d_1..d_n``). A directory is read as consecutive Google 2011
-``task_events`` part files (one stream: attempts crossing a part boundary are paired).
+``arrival n_tasks mean d_1..d_n``), ``spark_eventlog`` (first line a JSON
+``{"Event": "SparkListener..."}``; a file compressed with one of Spark's codecs is refused
+naming it). A directory is read as a Spark rolling event log (``events_N_<app>`` files) or
+as consecutive Google 2011 ``task_events`` part files (one stream: attempts crossing a part
+boundary are paired).
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from pathlib import Path
 import pyarrow as pa
 
 from hedge.errors import HedgeError
-from hedge.traces import alibaba, google, jhist, mrv1, rumen, swim, tr
+from hedge.traces import alibaba, google, jhist, mrv1, rumen, spark, swim, tr
 from hedge.traces.attempts import AttemptTrace, to_workload
 from hedge.traces.csvio import head_bytes
 from hedge.traces.workload import Workload
 
 ATTEMPT_FORMATS = {"rumen": rumen.read, "jhist": jhist.read, "mrv1_history": mrv1.read,
-                   "google_task_events": google.read}
+                   "google_task_events": google.read, "spark_eventlog": spark.read}
+# formats whose workload carries notes of their own (default: attempts.to_workload)
+WORKLOAD_OF = {"spark_eventlog": spark.workload}
 NODE_TABLES = ("alibaba2018_machine_meta", "alibaba2018_machine_usage")
 FORMATS = (*ATTEMPT_FORMATS, "alibaba2017_batch_task", "swim", "tr")
 
@@ -50,11 +55,15 @@ def detect(path: str | Path) -> str:
     """The format name of a trace file, or of the first part file of a directory (see the
     module docstring)."""
     path = Path(path)
+    if spark.is_rolling_dir(path):
+        return "spark_eventlog"
     if path.is_dir():
         return detect(google_parts(path)[0])
     if not path.is_file():
         raise HedgeError(f"{path}: no such file")
-    head = head_bytes(path).decode("utf-8", errors="replace")
+    raw = head_bytes(path)
+    spark.refuse_codec(path, raw)
+    head = raw.decode("utf-8", errors="replace")
     stripped = head.lstrip()
     if not stripped:
         raise HedgeError(f"{path}: empty file, expected a trace")
@@ -62,6 +71,8 @@ def detect(path: str | Path) -> str:
         return "jhist"
     if mrv1.looks_like(stripped):
         return "mrv1_history"
+    if spark.looks_like(stripped):
+        return "spark_eventlog"
     if stripped.startswith("{") or stripped.startswith("/*"):
         return "rumen"
     line = stripped.splitlines()[0]
@@ -87,8 +98,9 @@ def detect(path: str | Path) -> str:
 
 
 def read_attempts(path: str | Path, *, format: str | None = None) -> pa.Table:
-    """Attempt-level table (``hedge.traces.attempts.ATTEMPT_SCHEMA``) of a Rumen, .jhist
-    or Google 2011 task_events file; censoring counts are in the schema metadata."""
+    """Attempt-level table (``hedge.traces.attempts.ATTEMPT_SCHEMA``) of a Rumen, .jhist,
+    MRv1 history, Google 2011 task_events file or Spark event log; censoring counts are in
+    the schema metadata."""
     return read_attempt_trace(path, format=format).with_metadata()
 
 
@@ -98,7 +110,7 @@ def read_attempt_trace(path: str | Path, *, format: str | None = None) -> Attemp
     if kind not in ATTEMPT_FORMATS:
         raise HedgeError(f"{path}: format {kind!r} has no task attempts; attempt-level "
                          f"formats are {', '.join(ATTEMPT_FORMATS)}")
-    if path.is_dir():
+    if path.is_dir() and kind != "spark_eventlog":
         if kind != "google_task_events":
             raise HedgeError(f"{path}: directories are read as Google 2011 task_events parts, "
                              f"but the first part looks like {kind}")
@@ -126,7 +138,7 @@ def load(path: str | Path, **options: object) -> Workload:
                          "task_events part file instead")
     if kind in ATTEMPT_FORMATS or path.is_dir():
         _no_options(path, kind, options)
-        return to_workload(read_attempt_trace(path, format=kind))
+        return WORKLOAD_OF.get(kind, to_workload)(read_attempt_trace(path, format=kind))
     if kind == "alibaba2017_batch_task":
         return alibaba.read_batch_task(path, negative=str(negative), **options)
     if kind == "swim":
