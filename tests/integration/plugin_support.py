@@ -39,6 +39,7 @@ class ServeProcess:
         self.token_file, self.log, self.policy = token_file, log, policy
         self.port, self.data_port, self.extra = port, 0, extra
         self.proc: subprocess.Popen[str] | None = None
+        self.listening = ""  # its first stdout line, once started
 
     def start(self) -> ServeProcess:
         command = [sys.executable, "-m", "hedge.cli", "serve", "--address",
@@ -54,6 +55,7 @@ class ServeProcess:
             raise RuntimeError(f"hedge serve did not start: {line!r}; log:\n"
                                f"{self.log.read_text()[-3000:]}")
         self.port, self.data_port = int(match.group(1)), int(match.group(2))
+        self.listening = line  # e.g. "... metrics=127.0.0.1:PORT" with --metrics-address
         return self
 
     def kill(self) -> None:
