@@ -155,8 +155,8 @@ class ConnectionGate:
         except OSError:
             pass  # the peer is gone already: nothing to tell
         finally:
+            self.failures.failed(self.channel, peer, "refused", reason)
             sock.close()
-        self.failures.failed(self.channel, peer, "refused", reason)
 
     def secure(self, sock: socket.socket, refusal: bytes = b"") -> socket.socket:
         """``sock`` ready to authenticate: the deadline set, TLS negotiated when configured.
@@ -234,8 +234,8 @@ def _check_pem(path: str, what: str, markers: tuple[str, ...], expected: str) ->
 
 # --- Py4J -----------------------------------------------------------------------------------
 def py4j_authenticate(stream, sock: socket.socket, token: str) -> None:  # noqa: ANN001
-    """Read py4j's authentication command (``A``, the token, ``e``) and answer it; raises
-    :class:`Refused` (after answering a wrong token the way py4j does)."""
+    """Read py4j's authentication command (``A``, the token, ``e``) and accept it; raises
+    :class:`Refused` (whose reply answers a wrong token the way py4j does)."""
     command = stream.readline(_LINE_LIMIT)
     if command != b"A\n":
         raise Refused("protocol", "not a py4j client: expected its authentication command, "
@@ -243,9 +243,8 @@ def py4j_authenticate(stream, sock: socket.socket, token: str) -> None:  # noqa:
     client_token = stream.readline(_LINE_LIMIT).rstrip(b"\n")
     stream.readline(_LINE_LIMIT)  # the command's end marker
     if not hmac.compare_digest(client_token, token.encode()):
-        reply_and_close(sock, _AUTH_WRONG_TOKEN)
         raise Refused("wrong_token", "wrong token: a client's hedge.controlplane.token.file "
-                      "does not hold this server's token")
+                      "does not hold this server's token", _AUTH_WRONG_TOKEN)
     sock.sendall(_AUTH_OK)
 
 
@@ -297,13 +296,13 @@ class GuardedPythonServer(PythonServer):
             sock = self.gate.secure(sock, refusal)
             stream = sock.makefile("rb")
             py4j_authenticate(stream, sock, token)
-        except Refused as exc:
-            reply_and_close(sock, exc.reply)
+        except Refused as exc:  # logged first: the line is written when the peer sees the end
             self.gate.failures.failed(self.gate.channel, peer, exc.kind, exc.reason)
+            reply_and_close(sock, exc.reply)
         except (OSError, ValueError) as exc:  # reset, timed out mid-line, closed by shutdown
-            reply_and_close(sock, b"")
             self.gate.failures.failed(self.gate.channel, peer, "io",
                                       f"failed before authenticating: {exc!r}")
+            reply_and_close(sock, b"")
         else:
             authenticated = True
             self.gate.authenticated()

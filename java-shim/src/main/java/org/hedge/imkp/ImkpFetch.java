@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.hadoop.conf.Configuration;
 import org.hedge.shim.ControlPlane;
 import org.hedge.shim.ControlPlaneClient;
+import org.hedge.shim.ControlPlaneTls;
 import org.hedge.shim.HedgeConf;
 import py4j.ClientServer;
 import py4j.Py4JAuthenticationException;
@@ -46,7 +47,8 @@ final class ImkpFetch {
     byte[] answer;
     ClientServer gateway = null;
     try {
-      gateway = ControlPlaneClient.gateway(host, port, token, timeoutMs);
+      gateway = ControlPlaneClient.gateway(host, port, token, timeoutMs,
+          ControlPlaneTls.fromConf(conf));
       answer = ControlPlaneClient.entryPoint(gateway).mapping(name);
     } catch (RuntimeException e) {
       throw new IOException(what + ": " + unreachable(from, e, tokenFile), e);

@@ -101,6 +101,7 @@ public class ControlPlaneClient implements Closeable {
   private final int deadlineMs;
   private final CircuitBreaker breaker;
   private final File recordDir;
+  private final ControlPlaneTls tls; // null: plain TCP
   private final ExecutorService worker;
   private final ScheduledExecutorService watchdog;
   // sessions with a data connection made (connectData): the ones the watchdog looks at
@@ -113,6 +114,13 @@ public class ControlPlaneClient implements Closeable {
 
   public ControlPlaneClient(String host, int port, String token, int deadlineMs,
       long backoffInitialMs, long backoffMaxMs, File recordDir) {
+    this(host, port, token, deadlineMs, backoffInitialMs, backoffMaxMs, recordDir, null);
+  }
+
+  /** A client whose two channels speak TLS when {@code tls} is not null. */
+  public ControlPlaneClient(String host, int port, String token, int deadlineMs,
+      long backoffInitialMs, long backoffMaxMs, File recordDir, ControlPlaneTls tls) {
+    this.tls = tls;
     this.host = host;
     this.port = port;
     this.token = token;
@@ -323,12 +331,23 @@ public class ControlPlaneClient implements Closeable {
     socket.setSendBufferSize(SOCKET_BUFFER); // a whole scan leaves in one write
     socket.setSoTimeout(deadlineMs);
     socket.connect(new InetSocketAddress(host, s.dataPort), deadlineMs);
+    if (tls != null) {
+      socket = tls.wrap(socket, host, s.dataPort, deadlineMs);
+    }
     OutputStream out = socket.getOutputStream();
     DataInputStream in = new DataInputStream(socket.getInputStream());
     out.write(WireFormat.hello(s.id, s.secret));
     out.flush();
     byte[] reply = new byte[8];
-    in.readFully(reply);
+    try {
+      in.readFully(reply);
+    } catch (java.io.EOFException e) {
+      socket.close();
+      throw new IOException("hedge serve closed the data connection to port " + s.dataPort
+          + " before answering its hello: it refuses connections beyond its [limits] "
+          + "max_connections and max_unauthenticated, and plain ones when it runs with TLS ("
+          + HedgeConf.TLS + "); see its log", e);
+    }
     ByteBuffer r = ByteBuffer.wrap(reply).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     if (r.get(0) != 'H' || r.get(3) != 'A') {
       socket.close();
@@ -365,7 +384,7 @@ public class ControlPlaneClient implements Closeable {
 
   private synchronized ControlPlane plane() {
     if (plane == null) {
-      py4j = gateway(host, port, token, deadlineMs);
+      py4j = gateway(host, port, token, deadlineMs, tls);
       plane = entryPoint(py4j);
     }
     return plane;
@@ -380,6 +399,13 @@ public class ControlPlaneClient implements Closeable {
    * @throws IllegalStateException when the host name does not resolve
    */
   public static ClientServer gateway(String host, int port, String token, int timeoutMs) {
+    return gateway(host, port, token, timeoutMs, null);
+  }
+
+  /** {@link #gateway(String, int, String, int)} over TLS when {@code tls} is not null. */
+  public static ClientServer gateway(String host, int port, String token, int timeoutMs,
+      ControlPlaneTls tls) {
+    AuthAnswer.install();
     InetAddress address;
     try {
       address = InetAddress.getByName(host);
@@ -393,7 +419,7 @@ public class ControlPlaneClient implements Closeable {
         .authToken(token)
         .connectTimeout(timeoutMs)
         .readTimeout(timeoutMs)
-        .socketFactory(new NoDelaySocketFactory())
+        .socketFactory(new NoDelaySocketFactory(tls, host, timeoutMs))
         .build();
   }
 
@@ -469,11 +495,13 @@ public class ControlPlaneClient implements Closeable {
   static String reason(Throwable e) {
     for (Throwable c = e; c != null; c = c.getCause()) {
       String message = c.getMessage();
+      if (c instanceof ControlPlaneTls.HandshakeException) {
+        return message;
+      }
       if (c instanceof py4j.Py4JAuthenticationException || (message != null
           && (message.startsWith("Authentication with callback server unsuccessful")
               || message.startsWith("Could not authenticate connection")))) {
-        return "wrong token: the server refused the token in " + HedgeConf.TOKEN_FILE
-            + "; it must hold the same token as the file hedge serve reads (--token-file)";
+        return authRefusal(AuthAnswer.last());
       }
     }
     // Py4J wraps what went wrong ("Error while obtaining a new communication channel"):
@@ -483,6 +511,29 @@ public class ControlPlaneClient implements Closeable {
       root = root.getCause();
     }
     return root == e ? describe(e) : describe(e) + " (" + describe(root) + ")";
+  }
+
+  /**
+   * Why Py4J's authentication failed, from the line the server answered the token with (Py4J's
+   * exception says only "unsuccessful" whatever the answer): "!xn" is Py4J's answer to a wrong
+   * token, "!xhedge: why" a refusal by hedge serve, "null" a connection closed unanswered.
+   */
+  static String authRefusal(String answer) {
+    if (answer != null && answer.startsWith("!xhedge: ")) {
+      return "hedge serve refused the connection: " + answer.substring(9);
+    }
+    if ("null".equals(answer)) {
+      return "the server closed the connection before answering the token: hedge serve does so "
+          + "beyond its [limits] max_connections and max_unauthenticated, or when the server at "
+          + HedgeConf.ADDRESS + " is not hedge serve; see its log";
+    }
+    if (answer == null || answer.startsWith("!x")) {
+      return "wrong token: the server refused the token in " + HedgeConf.TOKEN_FILE
+          + "; it must hold the same token as the file hedge serve reads (--token-file)";
+    }
+    return "the server answered the token with '" + (answer.length() > 60
+        ? answer.substring(0, 60) + "..." : answer) + "', not as hedge serve does; check that "
+        + HedgeConf.ADDRESS + " names hedge serve's --address";
   }
 
   public static String describe(Throwable e) {
@@ -504,38 +555,97 @@ public class ControlPlaneClient implements Closeable {
     watchdog.shutdownNow();
   }
 
-  /** Sockets with TCP_NODELAY: small Py4J commands are not held back by Nagle's algorithm. */
+  /**
+   * Sockets with TCP_NODELAY (small Py4J commands are not held back by Nagle's algorithm), and
+   * over TLS to {@code host} when {@code tls} is set (Py4J asks for connected sockets only).
+   */
   static final class NoDelaySocketFactory extends SocketFactory {
     private final SocketFactory base = SocketFactory.getDefault();
+    private final ControlPlaneTls tls;
+    private final String host;
+    private final int timeoutMs;
 
-    private static Socket noDelay(Socket s) throws IOException {
+    NoDelaySocketFactory() {
+      this(null, null, 0);
+    }
+
+    NoDelaySocketFactory(ControlPlaneTls tls, String host, int timeoutMs) {
+      this.tls = tls;
+      this.host = host;
+      this.timeoutMs = timeoutMs;
+    }
+
+    private Socket connected(Socket s, int port) throws IOException {
+      s.setTcpNoDelay(true);
+      return tls == null ? s : tls.wrap(s, host, port, timeoutMs);
+    }
+
+    @Override
+    public Socket createSocket() throws IOException {
+      if (tls != null) {
+        throw new IOException("TLS sockets to hedge serve are made connected");
+      }
+      Socket s = base.createSocket();
       s.setTcpNoDelay(true);
       return s;
     }
 
     @Override
-    public Socket createSocket() throws IOException {
-      return noDelay(base.createSocket());
-    }
-
-    @Override
     public Socket createSocket(String h, int p) throws IOException {
-      return noDelay(base.createSocket(h, p));
+      return connected(base.createSocket(h, p), p);
     }
 
     @Override
     public Socket createSocket(String h, int p, InetAddress la, int lp) throws IOException {
-      return noDelay(base.createSocket(h, p, la, lp));
+      return connected(base.createSocket(h, p, la, lp), p);
     }
 
     @Override
     public Socket createSocket(InetAddress a, int p) throws IOException {
-      return noDelay(base.createSocket(a, p));
+      return connected(base.createSocket(a, p), p);
     }
 
     @Override
     public Socket createSocket(InetAddress a, int p, InetAddress la, int lp) throws IOException {
-      return noDelay(base.createSocket(a, p, la, lp));
+      return connected(base.createSocket(a, p, la, lp), p);
     }
+  }
+
+  /**
+   * Keeps the last line a server answered Py4J's token with, which Py4J logs (java.util.logging,
+   * SEVERE) but leaves out of its exception; {@link #authRefusal} reads it.
+   */
+  static final class AuthAnswer extends java.util.logging.Handler {
+    private static final String PREFIX =
+        "Could not authenticate connection. Received this response: ";
+    // a strong reference: java.util.logging holds its loggers weakly (with their handlers)
+    private static final java.util.logging.Logger PY4J =
+        java.util.logging.Logger.getLogger(py4j.NetworkUtil.class.getName());
+    private static volatile String last;
+
+    static {
+      PY4J.addHandler(new AuthAnswer());
+    }
+
+    /** Loads the class: the handler is attached once per JVM. */
+    static void install() {}
+
+    static String last() {
+      return last;
+    }
+
+    @Override
+    public void publish(java.util.logging.LogRecord record) {
+      String message = record.getMessage();
+      if (message != null && message.startsWith(PREFIX)) {
+        last = message.substring(PREFIX.length());
+      }
+    }
+
+    @Override
+    public void flush() {}
+
+    @Override
+    public void close() {}
   }
 }

@@ -11,6 +11,20 @@ public final class HedgeConf {
   public static final String ADDRESS = "hedge.controlplane.address";
   /** File holding the shared auth token (same file `hedge serve --token-file` reads). */
   public static final String TOKEN_FILE = "hedge.controlplane.token.file";
+  /**
+   * Speak TLS to `hedge serve` on both channels (default false); it must then run with
+   * {@code [server] tls_cert} and {@code tls_key}. The server's certificate must name the host of
+   * {@link #ADDRESS} and be trusted by {@link #TLS_CA_FILE}, else {@link #TLS_TRUSTSTORE}, else
+   * the JVM's default trust store. Any mismatch fails the handshake: logged once, Hadoop-default
+   * speculation until it is fixed.
+   */
+  public static final String TLS = "hedge.controlplane.tls";
+  /** PEM file of the CA certificate(s) (or the server's self-signed certificate) to trust. */
+  public static final String TLS_CA_FILE = "hedge.controlplane.tls.ca.file";
+  /** Java trust store (JKS or PKCS12, as keytool -import writes it) used when no CA file is set. */
+  public static final String TLS_TRUSTSTORE = "hedge.controlplane.tls.truststore";
+  /** Password of {@link #TLS_TRUSTSTORE} (empty: none; a trust store needs none to be read). */
+  public static final String TLS_TRUSTSTORE_PASSWORD = "hedge.controlplane.tls.truststore.password";
   /** Per-call deadline: a scan answered later than this is decided by the fallback. */
   public static final String DEADLINE_MS = "hedge.controlplane.deadline.ms";
   public static final int DEFAULT_DEADLINE_MS = 200;

@@ -158,7 +158,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
           conf.getInt(HedgeConf.DEADLINE_MS, HedgeConf.DEFAULT_DEADLINE_MS),
           conf.getLong(HedgeConf.BACKOFF_INITIAL_MS, HedgeConf.DEFAULT_BACKOFF_INITIAL_MS),
           conf.getLong(HedgeConf.BACKOFF_MAX_MS, HedgeConf.DEFAULT_BACKOFF_MAX_MS),
-          record.isEmpty() ? null : new File(record));
+          record.isEmpty() ? null : new File(record), ControlPlaneTls.fromConf(conf));
     } catch (IOException | RuntimeException e) {
       LOG.warn("hedge: control plane not usable (" + e.getMessage() + "); Hadoop-default "
           + "speculation only");
