@@ -127,10 +127,11 @@ def events(path: Path):
 
 def _event(raw: bytes, file: Path, lineno: int) -> dict:
     try:
-        event = json.loads(raw)
+        event = json.loads(raw.rstrip(b"\r\n"))  # a cut line: "unterminated", not "\n"
     except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
-        detail = f"{exc.msg}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
-            else str(exc)
+        detail = str(exc)
+        if isinstance(exc, json.JSONDecodeError):  # msg may end in "starting at"
+            detail = f"{exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno}"
         raise HedgeError(f"{where(file, lineno)}: invalid JSON ({detail}), expected one "
                          "SparkListener event per line") from exc
     if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
