@@ -47,13 +47,19 @@ def _plain(value: object) -> object:
     return value
 
 
-def _bytes_read(counters: object) -> float:
-    if not isinstance(counters, dict):
-        return float("nan")
-    for group in counters.get("groups") or []:
-        for count in group.get("counts") or []:
-            if count.get("name") == "HDFS_BYTES_READ":
-                return float(count.get("value", "nan"))
+def _bytes_read(counters: object, at: str) -> float:
+    """The HDFS_BYTES_READ counter; NaN when the counters do not have it."""
+    groups = counters.get("groups") if isinstance(counters, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        counts = group.get("counts") if isinstance(group, dict) else None
+        for count in counts if isinstance(counts, list) else []:
+            if isinstance(count, dict) and count.get("name") == "HDFS_BYTES_READ":
+                value = _plain(count.get("value"))
+                if isinstance(value, bool) or not isinstance(value, int | float) \
+                        or not 0 <= value < math.inf:
+                    raise HedgeError(f"{at}: field 'counters': HDFS_BYTES_READ = {value!r}, "
+                                     "expected a byte count >= 0"[:300])
+                return float(value)
     return float("nan")
 
 
@@ -144,7 +150,7 @@ def read(path: Path) -> AttemptTrace:
         elif tail in _END_STATES:
             events_seen.ended(attempt, _END_STATES[tail], _number(info, "finishTime", at),
                               str(info.get("hostname") or ""),
-                              _bytes_read(info.get("counters")), at)
+                              _bytes_read(info.get("counters"), at), at)
         else:
             raise HedgeError(f"{at}: field 'type': unknown attempt event {kind!r}")
     return events_seen.trace()

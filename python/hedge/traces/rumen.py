@@ -46,9 +46,31 @@ def _objects(path: Path) -> list[dict]:
         out.append(obj)
 
 
-def _host(name: str | None) -> str:
+def _host(name: object, path: Path, attempt: str) -> str:
     """``/rack/host`` -> ``host``; Rumen escapes dots in anonymised names (``a\\.b``)."""
-    return (name or "").replace("\\", "").rstrip("/").rsplit("/", 1)[-1]
+    return (_text(name, path, attempt, "hostName") or "").replace("\\", "").rstrip("/") \
+        .rsplit("/", 1)[-1]
+
+
+def _text(value: object, path: Path, attempt: str, name: str) -> str | None:
+    # a hand-edited or foreign trace may hold a number or a list where Rumen writes a string
+    if value is not None and not isinstance(value, str):
+        raise HedgeError(f"{where(path, None, name)}: attempt {attempt}: expected a string, "
+                         f"found {value!r}"[:300])
+    return value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _objects_in(parent: dict, name: str, path: Path, owner: str) -> list[dict]:
+    """The list of JSON objects ``parent[name]`` (absent or null: none)."""
+    value = parent.get(name) or []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise HedgeError(f"{where(path, None, name)}: {owner}: expected a list of objects, "
+                         f"found {value!r}"[:300])
+    return value
 
 
 def _input_bytes(attempt: dict, task_size: object, kind: str) -> float:
@@ -81,18 +103,18 @@ def read(path: Path) -> AttemptTrace:
     censored_attempts, censored_tasks, counts = 0, 0, {"other_tasks": 0}
     for job in jobs:
         job_id = str(job["jobID"])
-        if isinstance(job.get("submitTime"), int | float) and job["submitTime"] > 0:
+        if _is_number(job.get("submitTime")) and 0 < job["submitTime"] < math.inf:
             submit[job_id] = job["submitTime"] / 1000.0
-        counts["other_tasks"] += len(job.get("otherTasks") or [])
-        for kind, tasks in (("MAP", job.get("mapTasks")), ("REDUCE", job.get("reduceTasks"))):
-            for task in tasks or []:
+        counts["other_tasks"] += len(_objects_in(job, "otherTasks", path, job_id))
+        for kind, name in (("MAP", "mapTasks"), ("REDUCE", "reduceTasks")):
+            for task in _objects_in(job, name, path, job_id):
                 task_id = str(task.get("taskID", ""))
                 done, running = False, 0
-                for a in task.get("attempts") or []:
+                for a in _objects_in(task, "attempts", path, task_id):
                     attempt = str(a.get("attemptID", ""))
-                    result = a.get("result")
+                    result = _text(a.get("result"), path, attempt, "result")
                     finish = a.get("finishTime")
-                    if result is None and (finish is None or finish <= 0):
+                    if result is None and (finish is None or _is_number(finish) and finish <= 0):
                         running += 1
                         continue
                     if result not in _RESULTS:
@@ -106,7 +128,7 @@ def read(path: Path) -> AttemptTrace:
                     state = _RESULTS[result]
                     done |= state == "SUCCEEDED"
                     for name, value in (("job", job_id), ("task", task_id), ("attempt", attempt),
-                                        ("node", _host(a.get("hostName"))), ("type", kind),
+                                        ("node", _host(a.get("hostName"), path, attempt)), ("type", kind),
                                         ("start", start), ("end", end), ("state", state),
                                         ("input_bytes", _input_bytes(a, task.get("inputBytes"),
                                                                      kind))):

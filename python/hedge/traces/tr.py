@@ -37,8 +37,9 @@ def _parse(path: Path, lineno: int, words: list[str]) -> tuple[float, np.ndarray
                                  f"{word!r}") from None
         raise
     n = values[1]
-    if n != int(n) or n < 0:
-        raise HedgeError(f"{where(path, lineno, 'n_tasks')}: expected a count >= 0, found "
+    # a job without tasks has nothing to replay or measure (the simulator cannot hold one)
+    if not np.isfinite(n) or n != int(n) or n < 1:
+        raise HedgeError(f"{where(path, lineno, 'n_tasks')}: expected a count >= 1, found "
                          f"{words[1]!r}")
     if len(values) != 3 + int(n):
         raise HedgeError(f"{where(path, lineno)}: n_tasks is {int(n)}, so expected "
@@ -47,7 +48,7 @@ def _parse(path: Path, lineno: int, words: list[str]) -> tuple[float, np.ndarray
     if (durations < 0).any():
         k = int(np.argmax(durations < 0))
         raise HedgeError(f"{where(path, lineno, f'd_{k + 1}')}: negative duration "
-                         f"{durations[k]!r}")
+                         f"{words[3 + k]}")
     if not np.isfinite(values).all():
         raise HedgeError(f"{where(path, lineno)}: expected finite numbers")
     if (durations > MAX_DURATION_S).any():
