@@ -93,7 +93,8 @@ def test_cli_stats_simulate_and_nodes_rank_on_a_real_log(capsys):
     out = capsys.readouterr().out
     assert "groups: 2   tasks: 20" in out and "note: Spark: each stage attempt is a job" in out
     assert main(["simulate", "--trace", path, "--policy", "none,hadoop", "--quiet"]) == 0
-    header, *rows = (line.split() for line in capsys.readouterr().out.splitlines())
+    header, *rows = (line.split() for line in capsys.readouterr().out.splitlines()
+                     if line.strip() and not line.startswith("note:"))
     jobs = header.index("jobs")
     assert [(row[0], row[jobs]) for row in rows] == [("none", "2"), ("hadoop", "2")]
     assert main(["nodes", "rank", path, "--json"]) == 0
@@ -220,11 +221,14 @@ END = json.dumps(LOG[4])  # TaskEnd of TID 0
     ([*LOG[:3], END.replace('"Finish Time": 1000500, ', "")],
      r"log:4: field 'Finish Time': missing, expected a time in ms$"),
     ([*LOG[:3], END.replace('"Finish Time": 1000500', '"Finish Time": "soon"')],
-     r"log:4: field 'Finish Time': expected a time in ms >= 0, found 'soon'"),
+     r"log:4: field 'Finish Time': expected a time in ms since the epoch, 0 to 1e\+14, found 'soon'"),
     ([*LOG[:3], END.replace('"Launch Time": 1000000', '"Launch Time": NaN')],
-     r"log:4: field 'Launch Time': expected a time in ms >= 0, found nan"),
+     r"log:4: field 'Launch Time': expected a time in ms since the epoch, 0 to 1e\+14, found nan"),
     ([*LOG[:3], END.replace('"Launch Time": 1000000', '"Launch Time": -1')],
-     r"log:4: field 'Launch Time': expected a time in ms >= 0, found -1"),
+     r"log:4: field 'Launch Time': expected a time in ms since the epoch, 0 to 1e\+14, found -1"),
+    ([*LOG[:3], END.replace('"Finish Time": 1000500', '"Finish Time": 1' + '0' * 400)],
+     r"log:4: field 'Finish Time': expected a time in ms since the epoch, 0 to 1e\+14, found 1000"),
+    ([*LOG[:3], "[" * 100_000 + "]" * 100_000], r"log:4: invalid JSON \(nested too deeply\)"),
     ([*LOG[:3], END.replace('"Finish Time": 1000500', '"Finish Time": 999000')],
      r"log:4: field 'Finish Time': task 0 ran -1.000 s from its Launch Time"),
     ([*LOG[:3], END.replace('"Host": "h1"', '"Host": 7')],

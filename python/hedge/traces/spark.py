@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,9 @@ _TYPES = {"ShuffleMapTask": "MAP", "ResultTask": "REDUCE"}
 _CODECS = ("lz4", "lzf", "snappy", "zstd")
 _MAGIC = {b"LZ4Block": "lz4", b"\x82SNAPPY\x00": "snappy", b"\x28\xb5\x2f\xfd": "zstd"}
 _ROLLED = re.compile(r"events_(\d+)_")
+# An epoch time past the year 5000 is a unit or parsing mistake: taking it would put a stage
+# millennia after the others (the simulator would then run an empty clock).
+MAX_TIME_MS = 1e14
 MODEL_NOTE = ("Spark: each stage attempt is a job (ShuffleMapTasks as maps, ResultTasks as "
               "reduces), arriving at its submission time; the dependencies between stages "
               "are not modelled")
@@ -112,7 +116,7 @@ def log_files(path: Path) -> list[Path]:
     return files[compacted[-1]:] if compacted else files
 
 
-def events(path: Path):
+def events(path: Path) -> Iterator[tuple[str, dict]]:
     """(``file:line``, event) of every line of the log, checked to be a JSON event."""
     for file in log_files(path):
         try:
@@ -128,8 +132,8 @@ def events(path: Path):
 def _event(raw: bytes, file: Path, lineno: int) -> dict:
     try:
         event = json.loads(raw.rstrip(b"\r\n"))  # a cut line: "unterminated", not "\n"
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
-        detail = str(exc)
+    except (ValueError, RecursionError) as exc:  # also bytes that are not UTF-8
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         if isinstance(exc, json.JSONDecodeError):  # msg may end in "starting at"
             detail = f"{exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno}"
         raise HedgeError(f"{where(file, lineno)}: invalid JSON ({detail}), expected one "
@@ -162,14 +166,26 @@ def _int(obj: dict, name: str, at: str, default: int | None = None) -> int:
     return value
 
 
+def _number(value: object, limit: float) -> float | None:
+    """``value`` as a float in [0, limit], else None (json takes NaN and Infinity literals,
+    and integers too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if 0 <= number <= limit else None
+
+
 def _seconds(obj: dict, name: str, at: str) -> float:
-    """A time in ms since the epoch, as seconds (json takes NaN and Infinity literals)."""
+    """A time in ms since the epoch, as seconds."""
     value = _get(obj, name, at, "a time in ms")
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not math.isfinite(value) or value < 0:
-        raise HedgeError(f"{at}: field '{name}': expected a time in ms >= 0, found "
-                         f"{value!r:.60}")
-    return float(value) / 1000.0
+    number = _number(value, MAX_TIME_MS)
+    if number is None:
+        raise HedgeError(f"{at}: field '{name}': expected a time in ms since the epoch, 0 to "
+                         f"{MAX_TIME_MS:.0e}, found {value!r:.60}")
+    return number / 1000.0
 
 
 def _flag(obj: dict, name: str, at: str) -> bool:
@@ -186,11 +202,10 @@ def _bytes(group: object, names: tuple[str, ...], at: str) -> float | None:
     total = 0.0
     for name in names:
         if name in group:
-            value = group[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) \
-                    or not math.isfinite(value) or value < 0:
+            value = _number(group[name], math.inf)
+            if value is None:
                 raise HedgeError(f"{at}: field '{name}': expected a byte count >= 0, found "
-                                 f"{value!r:.60}")
+                                 f"{group[name]!r:.60}")
             total += value
     return total
 
