@@ -237,6 +237,8 @@ END = json.dumps(LOG[4])  # TaskEnd of TID 0
      r"log:4: field 'Task ID': expected an integer >= 0, found 'zero'"),
     ([*LOG[:3], END.replace('"ShuffleMapTask"', '"MapTask"')],
      r"log:4: field 'Task Type': expected ShuffleMapTask or ResultTask, found 'MapTask'"),
+    ([*LOG[:3], END.replace('"ShuffleMapTask"', '["ShuffleMapTask"]')],
+     r"log:4: field 'Task Type': expected ShuffleMapTask or ResultTask, found \['Shuff"),
     ([*LOG[:3], END.replace('"Bytes Read": 100', '"Bytes Read": "many"')],
      r"log:4: field 'Bytes Read': expected a byte count >= 0, found 'many'"),
     ([*LOG[:3], END, END], r"log:5: field 'Task ID': task 0 already ended at .*log:4"),

@@ -270,7 +270,7 @@ class _Log:
             raise HedgeError(f"{at}: field 'Task ID': task {tid} already ended at "
                              f"{self.ended[tid]}")
         task_type = _get(event, "Task Type", at, "ShuffleMapTask or ResultTask")
-        if task_type not in _TYPES:
+        if not isinstance(task_type, str) or task_type not in _TYPES:
             raise HedgeError(f"{at}: field 'Task Type': expected ShuffleMapTask or ResultTask, "
                              f"found {task_type!r:.60}")
         start, end = _seconds(info, "Launch Time", at), _seconds(info, "Finish Time", at)
