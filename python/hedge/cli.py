@@ -68,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("hedge: aborted", err=True)
         return 130
+    except click.UsageError as exc:
+        # one line, like every other bad input (click's own form is usage, hint and error
+        # on four lines); --help still shows the usage
+        command = exc.ctx.command_path if exc.ctx else "hedge"
+        message = " ".join(exc.format_message().split())
+        click.echo(f"hedge: error: {message} (see '{command} --help')", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

@@ -69,3 +69,10 @@ def test_every_registered_command_imports() -> None:
     ctx = click.Context(cli)
     for name in COMMANDS:
         assert cli.get_command(ctx, name) is not None, name
+
+
+def test_usage_error_is_one_line_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--deadline", "soon"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["hedge: error: Invalid value for '--deadline': 'soon' is not a valid float. "
+                   "(see 'hedge simulate --help')"]
