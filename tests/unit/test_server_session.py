@@ -7,7 +7,7 @@ import pytest
 
 from hedge.errors import HedgeError
 from hedge.model import AttemptTable, ClusterFacts
-from hedge.policy import create
+from hedge.policy import Policy, create
 from hedge.server import session as session_module
 from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
@@ -104,8 +104,11 @@ def test_rows_over_the_limit_are_refused() -> None:
 
 
 def test_policy_without_live_am_support_is_refused_with_the_reason(monkeypatch) -> None:
-    class ResumeOnly:
+    class ResumeOnly(Policy):  # the hooks a server reads are declared on Policy
         live_am_supported = False
+
+        def decide(self, snapshot):
+            raise AssertionError("never asked")
 
     monkeypatch.setattr(session_module, "create", lambda name, **params: ResumeOnly())
     registry = SessionRegistry(Limits(), cluster)

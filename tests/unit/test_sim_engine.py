@@ -282,14 +282,17 @@ class _Reserve(Policy):
         return Actions(reserve_slots=1)
 
 
-def test_killing_the_only_attempt_relaunches_the_task():
+def test_killing_the_only_attempt_is_refused_as_on_a_cluster():
+    # Until issue 17 the simulator carried this kill out and relaunched the task (killed at
+    # 1.0, a fresh attempt 1.0-5.0, job time 5.0). The shim never kills a task's last running
+    # attempt, and the simulator now applies the same limits (hedge.policy.limits, rule 4):
+    # the kill is dropped and the only attempt runs to its end.
     r = simulate(one_job([4]), "test-kill-once", ClusterConfig(nodes=1, slots=1, **EXACT))
     a = r.attempts
     rows = zip(a.start.tolist(), a.end.tolist(), a.outcome.tolist(), strict=True)
-    assert sorted(rows) == [
-        (0.0, 1.0, KILLED), (1.0, 5.0, WON)]
-    assert r.job_time.tolist() == [5.0]
-    assert summarize(r)["machine_time"] == 5.0
+    assert sorted(rows) == [(0.0, 4.0, NORMAL)]
+    assert r.job_time.tolist() == [4.0]
+    assert summarize(r)["machine_time"] == 4.0
     assert summarize(r)["copies_launched"] == 0
 
 

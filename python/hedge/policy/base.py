@@ -3,17 +3,27 @@
 One policy object serves one job (the simulator and the control plane each create one per
 job), so a policy may keep per-job state such as which tasks it already copied.
 Parameters are keyword arguments of ``__init__`` with documented defaults, as in
-scikit-learn estimators; ``create("late", speculative_cap=0.1)`` builds one.
+scikit-learn estimators; ``create("late", speculative_cap=0.1)`` builds one, and
+:mod:`hedge.policy.params` resolves them from configuration text.
+
+Everything the simulator and the server may ask of a policy is declared on :class:`Policy`
+below, with its default; nothing else is read from a policy object. What a policy's answer may
+then do is not the policy's to decide: :mod:`hedge.policy.limits` cuts it to what the
+ApplicationMaster allows, in the simulator and on the cluster alike.
 """
 
 from __future__ import annotations
 
 import abc
 import importlib
+from collections.abc import Callable, Mapping
 from typing import ClassVar
+
+import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import Actions, Snapshot
+from hedge.model.batch import ScanBatch, SlotView
 
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
@@ -28,9 +38,31 @@ _REGISTRY: dict[str, type[Policy]] = {}
 
 
 class Policy(abc.ABC):
-    """Base class: subclasses set ``name`` and implement ``decide``."""
+    """Base class: subclasses set ``name`` and implement ``decide``; every other hook below
+    is optional and its default is what a policy that does not set it gets."""
 
+    # The registry name (``hedge policies``, ``--policy``, ``hedge.policy``).
     name: ClassVar[str] = ""
+    # False: the policy never acts (``none``), so the simulator never builds it a snapshot.
+    speculates: ClassVar[bool] = True
+    # False: ``hedge serve`` refuses to drive a live ApplicationMaster with this policy (its
+    # answers need something stock Hadoop cannot do), saying ``live_am_reason`` (default: a
+    # Speculative-Resume explanation).
+    live_am_supported: ClassVar[bool] = True
+    live_am_reason: ClassVar[str] = ""
+    # Other names a parameter is known by, e.g. a paper's symbol: ``{"alpha":
+    # "progress_weight"}`` lets a job set ``hedge.adaptive.alpha`` and ``hedge simulate``
+    # take ``--policy adaptive:alpha=0.3`` (hedge.policy.params).
+    param_aliases: ClassVar[Mapping[str, str]] = {}
+    # Optional vectorised scan gate over all due jobs (``hedge.model.batch``): one bool per
+    # ScanBatch row; a job with no True row would get no action from ``decide`` at this scan,
+    # so the simulator skips its snapshot (results stay bit-identical; tests prove it per
+    # gated policy). None: every due job is scanned.
+    needs_scan: Callable[[ScanBatch], np.ndarray] | None = None
+    # Optional compiled form of ``needs_scan`` over the raw slot arrays (``SlotView``): one
+    # bool per job + 1. Used only alongside ``needs_scan`` (a subclass that sets
+    # ``needs_scan = None`` drops both). None: the simulator gathers a ScanBatch instead.
+    needs_scan_slots: Callable[[SlotView], np.ndarray] | None = None
     # Opt-in promise to the simulator (default False): if this job's previous scan returned
     # an empty Actions (no copy, kill, resume, reservation or avoid list, next_scan_in None,
     # no wake_on_completion) and since then none of its attempts delivered a report, started,
@@ -68,12 +100,18 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def create(name: str, **params: object) -> Policy:
-    """A new policy object for one job. Unknown names or parameters raise HedgeError."""
+def policy_class(name: str) -> type[Policy]:
+    """The class registered as ``name``; an unknown name raises HedgeError."""
     _load_all()
     if name not in _REGISTRY:
         raise HedgeError(f"unknown policy '{name}', expected one of: {', '.join(available())}")
+    return _REGISTRY[name]
+
+
+def create(name: str, **params: object) -> Policy:
+    """A new policy object for one job. Unknown names or parameters raise HedgeError."""
+    cls = policy_class(name)
     try:
-        return _REGISTRY[name](**params)
+        return cls(**params)
     except TypeError as exc:
         raise HedgeError(f"policy '{name}': bad parameters {params}: {exc}") from None

@@ -179,6 +179,9 @@ class AdaptivePolicy(DetectorPolicy):
 
     name = "adaptive"
     detector = "adaptive"
+    param_aliases = {"mu": "progress_standard", "alpha": "progress_weight",
+                     "omega": "memory_standard", "phi": "cpu_standard",
+                     "beta": "resource_weight"}
 
     def __init__(
         self,

@@ -9,9 +9,7 @@ scan only; other sessions never see it.
 from __future__ import annotations
 
 import hmac
-import inspect
 import itertools
-import math
 import secrets
 import threading
 import time
@@ -32,6 +30,11 @@ from hedge.model import (
     Snapshot,
 )
 from hedge.policy import Policy, create
+from hedge.policy.limits import SpeculationSettings, limit
+
+# policy_family and policy_params live in hedge.policy.params; importable from here for the
+# server's other modules
+from hedge.policy.params import policy_family, policy_params, split_settings  # noqa: F401
 from hedge.server.table import GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
 
@@ -66,59 +69,9 @@ class Limits:
         return self.max_rows * ROW_BYTES + 40 * self.max_rows + 256 * self.max_nodes
 
 
-def policy_family(name: str) -> str:
-    """The configuration prefix family: ``chronos-restart`` -> ``chronos`` (hedge.chronos.*)."""
-    return name.split("-", 1)[0]
-
-
-def _coerce(text: str, default: object, key: str) -> object:
-    try:
-        if isinstance(default, bool):
-            if text.strip().lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(text)
-            return text.strip().lower() in ("true", "1", "yes")
-        if isinstance(default, int):
-            return int(text)
-        if isinstance(default, float) or default is None:
-            value = float(text)
-            if math.isnan(value):  # float() takes "nan", and every comparison with it is False
-                raise ValueError(text)
-            return value
-    except ValueError:
-        kind = "true/false" if isinstance(default, bool) else type(default).__name__
-        raise HedgeError(f"policy parameter '{key}' = {text!r}: expected a {kind} value") from None
-    return text
-
-
-def policy_params(name: str, raw: Mapping[str, str], create_fn: Callable[..., Policy] = create,
-                  ) -> dict[str, object]:
-    """Keyword arguments for policy ``name`` from configuration entries.
-
-    ``raw`` maps keys after the ``hedge.<family>.`` prefix (``progress.standard``) to text;
-    dots and dashes become underscores (``progress_standard``) and values take the type of
-    the parameter's default. Unknown keys raise HedgeError naming the accepted ones.
-    """
-    cls = type(create_fn(name))
-    signature = inspect.signature(cls.__init__)
-    accepted = {p.name: p.default for p in signature.parameters.values()
-                if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD}
-    params: dict[str, object] = {}
-    family = policy_family(name)
-    for key, text in raw.items():
-        param = key.replace(".", "_").replace("-", "_")
-        full = f"hedge.{family}.{key}"
-        if param not in accepted:
-            names = ", ".join(f"hedge.{family}.{p.replace('_', '.')}" for p in accepted) or "none"
-            raise HedgeError(f"{full}: policy '{name}' has no parameter '{param}' "
-                             f"(accepted: {names})")
-        default = accepted[param]
-        params[param] = _coerce(text, None if default is inspect.Parameter.empty else default,
-                                full)
-    return params
-
-
 def parse_params(text: str) -> dict[str, str]:
-    """``key=value`` lines (the shim's encoding of the job's hedge.<family>.* entries)."""
+    """``key=value`` lines (the shim's encoding of the job's hedge.<family>.* entries, then
+    its speculation settings under their Hadoop names: hedge.policy.limits.PROPERTIES)."""
     out: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -170,6 +123,9 @@ class Session:
     policy: Policy
     limits: Limits
     cluster: Callable[[list[str], int, int], ClusterFacts]
+    # the job's mapreduce.{map,reduce}.speculative and speculative caps, as the shim sent them
+    # (Hadoop's defaults for a shim that sends none): answers are cut to them before they go
+    speculation: SpeculationSettings = field(default_factory=SpeculationSettings)
     nodes: list[str] = field(default_factory=list)
     # the job's live attempts as the shim last described them, updated in place by delta
     # scans; None until the first full snapshot and after any failed scan (the shim then
@@ -219,6 +175,9 @@ class Session:
                                 len(self.nodes), request.now)
         actions = self.policy.decide(snapshot)
         self._check_actions(actions, snapshot)
+        # what the AM would let happen (hedge.policy.limits); the shim checks once more with
+        # what only it knows: copies not started yet, tasks finished since this snapshot
+        actions = limit(actions, snapshot, self.speculation)
         self.scans += 1
         self.copies += actions.copies_requested
         return actions
@@ -361,9 +320,12 @@ class SessionRegistry:
             return len(self._sessions)
 
     def open(self, job_id: str, policy_name: str, params: Mapping[str, object]) -> Session:
-        policy = create(policy_name, **params)
-        if not getattr(policy, "live_am_supported", True):
-            reason = getattr(policy, "live_am_reason", None) or (
+        """A session for one job; ``params`` as :func:`policy_params` resolves them (the
+        job's speculation settings among them, under their Hadoop names)."""
+        speculation, own = split_settings(params)
+        policy = create(policy_name, **own)
+        if not policy.live_am_supported:
+            reason = policy.live_am_reason or (
                 "it needs Speculative-Resume, and stock Hadoop discards a killed attempt's "
                 "partial output; use it in the simulator, or chronos-restart/chronos-clone")
             raise HedgeError(f"policy '{policy_name}' cannot drive a live ApplicationMaster: "
@@ -373,7 +335,7 @@ class SessionRegistry:
                 raise SessionLimitError(f"too many sessions ({self.limits.max_sessions}); job "
                                  f"{job_id} runs on Hadoop's own speculation")
             session = Session(next(self._ids), secrets.token_bytes(16), job_id, policy_name,
-                              policy, self.limits, self.cluster)
+                              policy, self.limits, self.cluster, speculation=speculation)
             self._sessions[session.session_id] = session
             return session
 

@@ -38,12 +38,10 @@ plus ``shuffle`` seconds for reduces; its rate is
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Iterable
 
 import numpy as np
-from tqdm import tqdm
 
 from hedge.errors import HedgeError
 from hedge.model import (
@@ -58,6 +56,8 @@ from hedge.model import (
 )
 from hedge.model.batch import SlotView
 from hedge.policy import create
+from hedge.policy.limits import SpeculationSettings, limit
+from hedge.policy.params import split_settings
 from hedge.sim import kernels
 from hedge.sim.cluster import (
     Blacklist,
@@ -68,6 +68,7 @@ from hedge.sim.cluster import (
 )
 from hedge.sim.energy import total_energy
 from hedge.sim.heartbeat import Latency, heartbeats_numpy, last_received
+from hedge.sim.progress import RunProgress
 from hedge.sim.results import KILLED, NORMAL, WON, AttemptRecords, SimResult
 from hedge.traces.workload import Workload
 
@@ -151,6 +152,9 @@ class Simulator:
     longest reduce (plus ``shuffle``). ``deadline`` D instead gives every job the same
     relative deadline: arrival + D seconds (Chronos' model). ``blacklist``: nodes that get
     no new container (a ``hedge.sim.cluster.Blacklist`` or node indices, always).
+    ``speculation``: the job's speculative caps and per-type switches (Hadoop's defaults when
+    None); every answer is cut to them as on a cluster (``hedge.policy.limits``). Its
+    properties may also come among ``policy_params`` under their Hadoop names.
     """
 
     # per-step work in compiled kernels (hedge.sim.kernels); False: the numpy reference
@@ -165,15 +169,17 @@ class Simulator:
         policy_params: dict | None = None,
         seed: int = 0,
         deadline_factor: float | None = None,
-        progress: bool = False,
+        progress: bool | str = False,
         gates: bool = True,
         deadline: float | None = None,
         blacklist: Blacklist | Iterable[int] | None = None,
+        speculation: SpeculationSettings | None = None,
     ) -> None:
         self.workload = workload
         self.cluster = cluster or ClusterConfig()
         self.policy_name = policy
-        self.policy_params = dict(policy_params or {})
+        self.speculation, own = split_settings(policy_params or {}, speculation)
+        self.policy_params = own
         self.seed = int(seed)
         self.deadline_factor = deadline_factor
         self.progress = progress
@@ -190,16 +196,14 @@ class Simulator:
             blacklist.check(self.cluster.nodes)
         self.blacklist = blacklist if blacklist is not None and len(blacklist) else None
         probe = create(policy, **self.policy_params)
-        # a policy class may declare ``speculates = False`` (e.g. ``none``): never scanned
-        self._observing = bool(getattr(probe, "speculates", True))
-        # optional vectorised pre-check over all due jobs (hedge.model.batch)
-        self._gate = getattr(probe, "needs_scan", None) if gates else None
-        # ... and its compiled form over the raw slot arrays (hedge.model.batch.SlotView)
-        # (only alongside needs_scan: a subclass that drops needs_scan drops both)
-        self._slot_gate = (getattr(probe, "needs_scan_slots", None)
-                           if self._gate is not None else None)
-        # Policy.scan_idempotent: skip a quiet job's scans while nothing of it changed
-        self._idempotent = bool(getattr(probe, "scan_idempotent", False)) and gates
+        # the hooks declared on hedge.policy.Policy: ``speculates = False`` (``none``): never
+        # scanned; ``needs_scan``: a vectorised pre-check over all due jobs, and
+        # ``needs_scan_slots`` its compiled form over the raw slot arrays (only alongside
+        # needs_scan); ``scan_idempotent``: skip a quiet job's scans while nothing changed
+        self._observing = bool(probe.speculates)
+        self._gate = probe.needs_scan if gates else None
+        self._slot_gate = probe.needs_scan_slots if self._gate is not None else None
+        self._idempotent = bool(probe.scan_idempotent) and gates
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -324,6 +328,10 @@ class Simulator:
         self.scans = 0
         self._copy_rng = np.random.default_rng([self.seed, 1])
         self._factor_pool = self.t_factor if n else np.ones(1)
+        # a trace model's pools (per job and phase), unless the cluster drew the factors
+        pools = wl.copy_pools if cfg.straggler_ratio <= 0 else None
+        self._copy_pools = None if pools is None else (
+            pools.values, pools.start[perm], pools.size[perm])
         self._view: SlotView | None = None  # the gates' view of the slots (_gated)
 
     def _deadlines(self, sizes: np.ndarray) -> np.ndarray:
@@ -345,11 +353,11 @@ class Simulator:
         self._setup()
         cfg = self.cluster
         n_tasks = len(self.t_base)
-        bar = tqdm(total=n_tasks, unit="task", file=sys.stderr, delay=2.0,
-                   disable=not self.progress, desc=self.policy_name, leave=False)
+        label = self.progress if isinstance(self.progress, str) else self.policy_name
+        jobs = self._jobs_left
+        bar = RunProgress(label, n_tasks, jobs, enabled=bool(self.progress))
         t = float(self._arrival_grid[0]) if len(self._arrival_grid) else 0.0
         t_prev = t
-        done_before = 0
         if self.blacklist is not None:
             self._bl_mask = self.blacklist.mask_at(t, cfg.nodes)
         while True:
@@ -366,10 +374,8 @@ class Simulator:
                 self._scan(t)
             self._schedule(t)
             self._update_rates(t)
-            done_now = int(self.t_done.sum()) if self.progress else 0
-            if done_now > done_before:
-                bar.update(done_now - done_before)
-                done_before = done_now
+            if self.progress:
+                bar.update(int(self.t_done.sum()), jobs - self._jobs_left, t)
             if self._jobs_left == 0:
                 break
             t_prev, t = t, self._next_time(t)
@@ -565,7 +571,7 @@ class Simulator:
                 policy = self.j_policy[j] = create(self.policy_name, **self.policy_params)
             actions = policy.decide(snapshot)
             self.scans += 1
-            self._apply(t, j, actions)
+            self._apply(t, j, actions, snapshot)
             if self._idempotent:
                 self.j_quiet[j] = _empty(actions)
                 self.j_changed[j + 1] = False
@@ -721,7 +727,7 @@ class Simulator:
         return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)
 
     # ------------------------------------------------------------------ applying actions
-    def _apply(self, t: float, j: int, actions: Actions) -> None:
+    def _apply(self, t: float, j: int, actions: Actions, snapshot: Snapshot) -> None:
         off, n = int(self.j_off[j]), int(self.j_nmaps[j] + self.j_nred[j])
         for name in ("speculate_task", "resume_task"):
             idx = getattr(actions, name)
@@ -729,6 +735,8 @@ class Simulator:
                 raise HedgeError(
                     f"policy '{self.policy_name}' returned {name} {idx.tolist()} for job "
                     f"{self.j_ids[j]!r} with {n} tasks (expected indices 0..{n - 1})")
+        # only what the AM would let happen: caps, per-type switches, never a last attempt
+        actions = limit(actions, snapshot, self.speculation, self.t_done[off:off + n])
         if len(actions.kill_attempt):
             self._kill(t, j, actions.kill_attempt)
         for task, k in zip(actions.resume_task.tolist(), actions.resume_copies.tolist(),
@@ -975,6 +983,15 @@ class Simulator:
         self._launch(t, aid, self.a_task[aid], slots)
         return len(aid)
 
+    def _copy_factors(self, tasks: np.ndarray) -> np.ndarray:
+        """Slowdowns of copies of ``tasks``: a draw from the task's pool (a trace model's job
+        and phase), else from every task's factor."""
+        if self._copy_pools is None:
+            pool = self._factor_pool
+            return pool[self._copy_rng.integers(0, len(pool), len(tasks))]
+        values, start, size = self._copy_pools
+        return values[start[tasks] + self._copy_rng.integers(0, size[tasks])]
+
     def _launch(self, t: float, aid: np.ndarray, tasks: np.ndarray, slots: np.ndarray) -> None:
         cfg = self.cluster
         node = slots // cfg.slots
@@ -984,8 +1001,7 @@ class Simulator:
         fresh = aid >= len(self.t_base)
         factor = self.t_factor[tasks].copy()
         if fresh.any():
-            factor[fresh] = self._factor_pool[
-                self._copy_rng.integers(0, len(self._factor_pool), int(fresh.sum()))]
+            factor[fresh] = self._copy_factors(tasks[fresh])
         frac0 = self.a_frac0[aid]
         work = (1 - frac0) * self.t_base[tasks] * factor
         if self._local_matters:
@@ -1073,6 +1089,7 @@ class Simulator:
             attempts=records,
             detected=detected,
             straggler=truth,
+            straggler_truth=self.workload.straggler_truth or self.cluster.straggler_ratio > 0,
             degradation=self.degradation,
             node_speed=self.speed,
             energy=total_energy(records, self.cluster),
@@ -1093,7 +1110,8 @@ def simulate(
     gates: bool = True,
     deadline: float | None = None,
     blacklist: Blacklist | Iterable[int] | None = None,
+    speculation: SpeculationSettings | None = None,
 ) -> SimResult:
     """Run ``policy`` on ``workload``; see ``Simulator``."""
     return Simulator(workload, cluster, policy, policy_params, seed, deadline_factor,
-                     progress, gates, deadline, blacklist).run()
+                     progress, gates, deadline, blacklist, speculation).run()

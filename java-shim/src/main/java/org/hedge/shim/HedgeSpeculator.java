@@ -41,8 +41,11 @@ import org.apache.hadoop.yarn.util.Clock;
  *
  * <p>It keeps what SpeculatorEvents tell about each attempt ({@link JobTracker}), and every scan
  * (default 1 s) sends one snapshot per job to the control plane and applies the answer:
- * T_ADD_SPEC_ATTEMPT once per requested copy, TA_KILL per retired attempt, within Hadoop's
- * mapreduce.job.speculative.* caps (unless hedge.caps.enforce=false). When the control plane is
+ * T_ADD_SPEC_ATTEMPT once per requested copy, TA_KILL per retired attempt, within
+ * {@link ActionLimits}: the per-type switches, Hadoop's mapreduce.job.speculative.* caps (unless
+ * hedge.caps.enforce=false) and never a task's last attempt. The server cut its answer to the
+ * same rules (the settings travel with the policy parameters); the shim checks again with what
+ * only it knows (copies not started yet, tasks finished since the snapshot). When the control plane is
  * unconfigured, unreachable, late, or answers something invalid, that scan is decided by
  * {@link HadoopDefaultFallback} on the configured runtime estimator, so a job never waits on hedge
  * and never fails because of it.
@@ -61,13 +64,12 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   private final long jobDeadlineMs;
   private final long scanIntervalMs;
   private final long retryAfterSpeculateMs;
-  private final boolean enforceCaps;
-  private final boolean mapSpeculation;
-  private final boolean reduceSpeculation;
+  // the job's per-type switches and speculative caps (ActionLimits: the rules of
+  // hedge.policy.limits, which the server applies too)
+  private final ActionLimits limits;
   private final boolean background;
-  private final double capRunning;
-  private final double capTotal;
-  private final int capMinimum;
+  // hedge.debug.record.dir: where the actions applied per scan are written beside the frames
+  private final File recordDir;
   private volatile boolean stopped;
   private Thread scanThread;
   private ByteBuffer frameBuffer;
@@ -101,22 +103,17 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.eventHandler = context.getEventHandler();
     this.client = client;
     this.policy = conf.getTrimmed(HedgeConf.POLICY, "");
-    this.policyParams = paramsOf(conf, policy);
+    this.limits = ActionLimits.of(conf);
+    // the job's speculation settings travel with the policy parameters (reserved names)
+    this.policyParams = paramsOf(conf, policy) + limits.params();
     this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
     this.scanIntervalMs = Math.max(10, conf.getLong(HedgeConf.SCAN_INTERVAL_MS,
         HedgeConf.DEFAULT_SCAN_INTERVAL_MS));
     this.retryAfterSpeculateMs = conf.getLong(MRJobConfig.SPECULATIVE_RETRY_AFTER_SPECULATE,
         MRJobConfig.DEFAULT_SPECULATIVE_RETRY_AFTER_SPECULATE);
-    this.enforceCaps = conf.getBoolean(HedgeConf.ENFORCE_CAPS, true);
-    this.mapSpeculation = conf.getBoolean(MRJobConfig.MAP_SPECULATIVE, true);
-    this.reduceSpeculation = conf.getBoolean(MRJobConfig.REDUCE_SPECULATIVE, true);
     this.background = conf.getBoolean(HedgeConf.BACKGROUND_SCANS, true);
-    this.capRunning = conf.getDouble(MRJobConfig.SPECULATIVECAP_RUNNING_TASKS,
-        MRJobConfig.DEFAULT_SPECULATIVECAP_RUNNING_TASKS);
-    this.capTotal = conf.getDouble(MRJobConfig.SPECULATIVECAP_TOTAL_TASKS,
-        MRJobConfig.DEFAULT_SPECULATIVECAP_TOTAL_TASKS);
-    this.capMinimum = conf.getInt(MRJobConfig.SPECULATIVE_MINIMUM_ALLOWED_TASKS,
-        MRJobConfig.DEFAULT_SPECULATIVE_MINIMUM_ALLOWED_TASKS);
+    String record = conf.getTrimmed(HedgeConf.RECORD_DIR, "");
+    this.recordDir = record.isEmpty() ? null : new File(record);
     LOG.info("hedge: speculator for " + context.getApplicationID() + ", control plane "
         + (client == null ? "none (Hadoop-default speculation)" : client.address())
         + ", policy " + (policy.isEmpty() ? "(server default)" : policy)
@@ -333,8 +330,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     if (now >= job.fallbackQuietUntil) {
       int copies = 0;
       int room = capRoom(job);
-      for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now, mapSpeculation,
-          reduceSpeculation)) {
+      for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now,
+          limits.mapSpeculative, limits.reduceSpeculative)) {
         if (room-- <= 0) {
           break;
         }
@@ -443,55 +440,101 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
 
   /** Hadoop's cap on concurrently speculating attempts of one job. */
   int allowedSpeculations(JobTracker job, int totalTasks) {
-    return (int) Math.max(capMinimum, Math.max(capTotal * totalTasks,
-        capRunning * job.runningTasks()));
+    return limits.allowed(totalTasks, job.runningTasks());
   }
 
+  /** Carry out the control plane's answer within {@link ActionLimits}. */
   private void apply(JobTracker job, Job j, Decision d, int nMaps) {
-    List<JobTracker.Task> targets = new ArrayList<>();
-    for (int i = 0; i < d.specTask.length; i++) {
+    int n = d.specTask.length;
+    JobTracker.Task[] tasks = new JobTracker.Task[n];
+    boolean[] open = new boolean[n];
+    boolean any = false;
+    for (int i = 0; i < n; i++) {
       int index = d.specTask[i];
       boolean map = index < nMaps;
       TaskId id = org.apache.hadoop.mapreduce.v2.util.MRBuilderUtils.newTaskId(job.jobId,
           map ? index : index - nMaps, map ? org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP
               : org.apache.hadoop.mapreduce.v2.api.records.TaskType.REDUCE);
-      JobTracker.Task t;
       synchronized (job) {
-        t = job.tasks.get(id);
+        tasks[i] = job.tasks.get(id);
       }
-      if (t == null || t.done || (map ? !mapSpeculation : !reduceSpeculation)) {
-        continue;
-      }
-      for (int c = 0; c < d.specCopies[i]; c++) {
-        targets.add(t);
-      }
+      open[i] = tasks[i] != null && !tasks[i].done;
+      any |= open[i] && limits.speculates(map);
     }
     // capRoom walks every attempt and task: only when there is something to cap
-    int room = targets.isEmpty() ? 0 : capRoom(job);
-    for (JobTracker.Task t : targets) {
-      if (room-- <= 0) {
-        break;
+    int[] granted = limits.copies(nMaps, any ? capRoom(job) : 0, d.specTask, d.specCopies, open);
+    for (int i = 0; i < n; i++) {
+      for (int c = 0; c < granted[i]; c++) {
+        copy(job, tasks[i]);
       }
-      copy(job, t);
     }
-    for (int key : d.killAttempt) {
-      JobTracker.Attempt a = job.byKey(key);
-      if (a != null && a.task.running() > 1) { // never kill a task's last running attempt
-        dispatch(new TaskAttemptEvent(a.id, TaskAttemptEventType.TA_KILL));
-        job.killed(a);
+    boolean[] keep = d.killAttempt.length == 0 ? new boolean[0] : kill(job, d.killAttempt, nMaps);
+    recordApplied(job, d.specTask, granted, d.killAttempt, keep);
+  }
+
+  /** TA_KILL for the attempts rule 4 of {@link ActionLimits} lets go; returns which. */
+  private boolean[] kill(JobTracker job, int[] keys, int nMaps) {
+    int[] killTask = new int[keys.length];
+    int[] live = new int[keys.length];
+    JobTracker.Attempt[] attempts = new JobTracker.Attempt[keys.length];
+    java.util.Set<Integer> named = new java.util.HashSet<>();
+    for (int i = 0; i < keys.length; i++) {
+      JobTracker.Attempt a = job.byKey(keys[i]);
+      boolean fresh = named.add(keys[i]);
+      attempts[i] = a;
+      killTask[i] = a == null || !fresh ? -1 : taskIndex(a.task, nMaps);
+      live[i] = a == null ? 0 : a.task.running();
+    }
+    boolean[] keep = ActionLimits.kills(killTask, live); // never a task's last attempt
+    for (int i = 0; i < keep.length; i++) {
+      if (keep[i]) {
+        dispatch(new TaskAttemptEvent(attempts[i].id, TaskAttemptEventType.TA_KILL));
+        job.killed(attempts[i]);
         killsSent++;
       }
+    }
+    return keep;
+  }
+
+  private static int taskIndex(JobTracker.Task t, int nMaps) {
+    return t.isMap() ? t.id.getId() : nMaps + t.id.getId();
+  }
+
+  /** hedge.debug.record.dir: JOB-SEQ.applied beside the frames, what this scan carried out. */
+  private void recordApplied(JobTracker job, int[] task, int[] granted, int[] kill,
+      boolean[] keep) {
+    if (recordDir == null) {
+      return;
+    }
+    StringBuilder tasks = new StringBuilder();
+    StringBuilder copies = new StringBuilder();
+    StringBuilder kills = new StringBuilder();
+    for (int i = 0; i < task.length; i++) {
+      if (granted[i] > 0) {
+        tasks.append(tasks.length() == 0 ? "" : ",").append(task[i]);
+        copies.append(copies.length() == 0 ? "" : ",").append(granted[i]);
+      }
+    }
+    for (int i = 0; i < kill.length; i++) {
+      if (keep[i]) {
+        kills.append(kills.length() == 0 ? "" : ",").append(kill[i]);
+      }
+    }
+    File file = new File(recordDir, job.jobId + "-" + job.seq + ".applied");
+    try (java.io.Writer out = new java.io.OutputStreamWriter(
+        new java.io.FileOutputStream(file), java.nio.charset.StandardCharsets.UTF_8)) {
+      out.write("tasks=[" + tasks + "]\ncopies=[" + copies + "]\nkills=[" + kills + "]\n");
+    } catch (IOException e) {
+      LOG.debug("hedge: cannot record " + file + ": " + e);
     }
   }
 
   /** How many more copies the caps allow now (unbounded when hedge.caps.enforce=false). */
   private int capRoom(JobTracker job) {
-    if (!enforceCaps) {
-      return Integer.MAX_VALUE;
-    }
     Job j = context.getJob(job.jobId);
     int total = j == null ? 0 : j.getTotalMaps() + j.getTotalReduces();
-    return allowedSpeculations(job, total) - job.speculating();
+    return limits.enforceCaps ? limits.room(total, job.runningTasks(), job.speculating())
+        : Integer.MAX_VALUE;
   }
 
   /** Send one T_ADD_SPEC_ATTEMPT for the task. */
