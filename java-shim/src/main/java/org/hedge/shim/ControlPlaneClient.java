@@ -624,6 +624,10 @@ public class ControlPlaneClient implements Closeable {
     private static volatile String last;
 
     static {
+      // Py4J turns its logging off (GatewayServer.turnLoggingOff): this logger keeps its SEVERE
+      // records, for this handler only (the AM's own log line says what failed)
+      PY4J.setLevel(java.util.logging.Level.SEVERE);
+      PY4J.setUseParentHandlers(false);
       PY4J.addHandler(new AuthAnswer());
     }
 

@@ -40,6 +40,24 @@ public final class ControlPlaneTls {
   ControlPlaneTls(SSLContext context, String trust) {
     this.factory = context.getSocketFactory();
     this.trust = trust;
+    warmUp(context);
+  }
+
+  /**
+   * Write one ClientHello into a buffer: the first handshake of a JVM otherwise spends about a
+   * second loading and initialising JSSE, past the deadline of the first session's open (the
+   * AM then used Hadoop's rule for its first scan). Here it is paid once, when the AM starts.
+   */
+  private static void warmUp(SSLContext context) {
+    try {
+      javax.net.ssl.SSLEngine engine = context.createSSLEngine("hedge.invalid", 1);
+      engine.setUseClientMode(true);
+      java.nio.ByteBuffer out =
+          java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+      engine.wrap(java.nio.ByteBuffer.allocate(0), out);
+    } catch (javax.net.ssl.SSLException | RuntimeException e) {
+      // only a warm-up: the real handshake reports what is wrong
+    }
   }
 
   /**
