@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
 
 from hedge.errors import HedgeError
-from hedge.sim.cluster import parse_blacklist, parse_cluster
+from hedge.sim.cluster import (
+    ClusterChoice,
+    choose_cluster,
+    cluster_from_trace,
+    parse_blacklist,
+    parse_cluster,
+)
+from hedge.sim.memory import MemoryNeed, check_fits
 from hedge.sim.metrics import json_safe
-from hedge.sim.sweep import RunSpec, WorkloadSource, run_many
+from hedge.sim.sweep import RunSpec, WorkloadSource, default_jobs, run_many, workload_for
+from hedge.traces.workload import Workload
 
 # the default workload keeps ~3,000 slots busy: 1,000 nodes x 4 slots runs it at ~75 % load
 DEFAULT_WORKLOAD_CLUSTER = "nodes=1000,slots=4"
@@ -47,6 +56,57 @@ def _policies(text: str) -> list[str]:
     if not names:
         raise HedgeError("--policy: no policy given")
     return names
+
+
+def _cluster(source: WorkloadSource, text: str, workload: Workload | None) -> ClusterChoice:
+    """The run's cluster: --cluster over the trace's machines (a trace), over the size made
+    for the default workload, or over hedge.sim.cluster's defaults."""
+    if workload is not None:
+        return cluster_from_trace(text, len(workload.machine_names), workload.slots_per_machine)
+    if _is_default(source.synthetic):
+        return choose_cluster(text, "sized for the default workload's load, about 75 %",
+                              **parse_cluster(DEFAULT_WORKLOAD_CLUSTER).as_dict())
+    return choose_cluster(text, "hedge.sim.cluster's defaults")
+
+
+def _is_default(synthetic: str | None) -> bool:
+    return synthetic is None or synthetic.split(":")[0] == "default"
+
+
+def _size(source: WorkloadSource, workload: Workload | None) -> tuple[int, int]:
+    """(jobs, tasks) of the workload, from the spec when it is not built yet (the default's
+    task count is its fitted mean per job)."""
+    from hedge.traces import synthetic
+
+    if workload is not None:
+        return workload.n_jobs, workload.n_tasks
+    if _is_default(source.synthetic):
+        fit = synthetic.load_fit()
+        spec = source.synthetic or "default"
+        jobs = default_jobs(spec) if spec != "default" else int(fit["n_jobs"])
+        return jobs, math.ceil(jobs * float(fit["n_tasks"]) / float(fit["n_jobs"]))
+    spec = synthetic.parse_spec(str(source.synthetic))
+    jobs = int(spec["jobs"])
+    return jobs, jobs * (int(spec["tasks"]) + int(spec["reduces"]))
+
+
+def _size_options(cluster_text: str, synthetic: str | None, trace: str | None,
+                  workers: int) -> str:
+    """The options that set a run's size, for the out-of-memory message."""
+    given = [f"--cluster {cluster_text}" if cluster_text else "",
+             f"--synthetic {synthetic}" if synthetic else "", f"--trace {trace}" if trace else "",
+             f"--workers {workers}" if workers > 1 else ""]
+    return ", ".join(g for g in given if g) or "the default workload"
+
+
+def _describe(source: WorkloadSource, workload: Workload) -> str:
+    name = source.trace or f"synthetic {source.synthetic or 'default'} ({workload.source})"
+    return f"{name}: {workload.n_jobs:,} jobs, {workload.n_tasks:,} tasks"
+
+
+def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
+    """The progress line's label: ``[2/4] late`` (``[2/8] late seed 1`` with many seeds)."""
+    return f"[{index + 1}/{runs}] {policy}" + (f" seed {seed}" if seeds > 1 else "")
 
 
 @click.command("simulate")
@@ -95,25 +155,39 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
         raise HedgeError(f"--trace {trace}: no such file")
     if workers < 1:
         raise HedgeError(f"--workers {workers}: expected an integer >= 1")
-    if not cluster_text and not trace and (synthetic is None or synthetic.split(":")[0] == "default"):
-        cluster_text = DEFAULT_WORKLOAD_CLUSTER  # sized for the Google-2011-like default load
-    cluster = parse_cluster(cluster_text)
     if deadline is not None and deadline_factor is not None:
         raise HedgeError("give either --deadline or --deadline-factor, not both")
     if deadline is not None and not deadline > 0:
         raise HedgeError(f"--deadline {deadline!r}: expected seconds > 0")
-    parsed = parse_blacklist(blacklist)
-    if parsed is not None:
-        parsed.check(cluster.nodes)
     if drop_negative and not trace:
         raise HedgeError("--drop-negative applies to --trace only")
     source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative)
     seeds = _seeds(seed_text)
-    specs = [RunSpec(source, p, s, cluster, deadline_factor, progress=not quiet and workers == 1,
+    names = _policies(policy)
+    # a trace is read first: its machines size the cluster; a synthetic workload is built
+    # only once the memory check has passed
+    workload = workload_for(source, seeds[0]) if trace else None
+    choice = _cluster(source, cluster_text, workload)
+    cluster = choice.config
+    parsed = parse_blacklist(blacklist)
+    if parsed is not None:
+        parsed.check(cluster.nodes)
+    n_runs = len(names) * len(seeds)
+    processes = min(workers, n_runs)
+    jobs, tasks = _size(source, workload)
+    check_fits(MemoryNeed(cluster.nodes, cluster.slots, tasks, jobs), processes,
+               _size_options(cluster_text, synthetic, trace, workers))
+    workload = workload or workload_for(source, seeds[0])
+    what = _describe(source, workload)
+    click.echo(f"workload: {what}", err=True)
+    click.echo(f"cluster: {choice.describe()}", err=True)
+    show = not quiet and workers == 1
+    specs = [RunSpec(source, p, s, cluster, deadline_factor,
+                     progress=_label(i, n_runs, p, s, len(seeds)) if show else False,
                      deadline=deadline, blacklist=blacklist)
-             for p in _policies(policy) for s in seeds]
+             for i, (p, s) in enumerate((p, s) for p in names for s in seeds)]
     runs = run_many(specs, workers)
-    rows = [json_safe(r.row) for r in runs]
+    rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
     if drop_negative:
         click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
@@ -124,8 +198,7 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
     if out:
         from hedge.report.html import write_report
 
-        what = trace or f"synthetic: {synthetic or 'default (Google-2011 fit)'}"
-        notes = [f"workload: {what}", f"cluster: {cluster_text or 'defaults'}",
+        notes = [f"workload: {what}", f"cluster: {choice.describe()}",
                  f"seeds: {seed_text}",
                  f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
                  f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",

@@ -106,10 +106,16 @@ class ClusterConfig:
         return asdict(self)
 
 
-def parse_cluster(text: str | None) -> ClusterConfig:
-    """``"nodes=100,slots=4,heterogeneity=3.0"`` -> ClusterConfig (unknown keys rejected)."""
+def parse_cluster(text: str | None, **defaults: object) -> ClusterConfig:
+    """``"nodes=100,slots=4,heterogeneity=3.0"`` -> ClusterConfig (unknown keys rejected);
+    ``defaults`` fill the keys the text does not give (e.g. ``nodes`` from a trace)."""
+    return ClusterConfig(**{**defaults, **cluster_values(text)})
+
+
+def cluster_values(text: str | None) -> dict[str, object]:
+    """The keys ``text`` sets, typed: ``"nodes=100,slots=4"`` -> {"nodes": 100, "slots": 4}."""
     if not text:
-        return ClusterConfig()
+        return {}
     types = {f.name: f.type for f in fields(ClusterConfig)}
     values: dict[str, object] = {}
     for item in text.split(","):
@@ -124,7 +130,52 @@ def parse_cluster(text: str | None) -> ClusterConfig:
             values[key] = int(value) if kind == "int" else float(value) if kind == "float" else value
         except ValueError:
             raise HedgeError(f"--cluster: {key}={value!r}, expected a number") from None
-    return ClusterConfig(**values)
+    return values
+
+
+@dataclass(frozen=True)
+class ClusterChoice:
+    """The cluster a run uses and, in words, where its size came from (``hedge simulate``
+    prints it as one line and puts it in the JSON)."""
+
+    config: ClusterConfig
+    origin: str
+
+    def describe(self) -> str:
+        return f"{self.config.nodes:,} nodes x {self.config.slots} slots ({self.origin})"
+
+    def as_dict(self) -> dict:
+        return {"nodes": self.config.nodes, "slots": self.config.slots, "origin": self.origin}
+
+
+def choose_cluster(text: str | None, origin_if_empty: str, **defaults: object) -> ClusterChoice:
+    """``--cluster`` text over ``defaults``; the origin names ``--cluster`` when given."""
+    origin = f"--cluster {text}" if text else origin_if_empty
+    return ClusterChoice(parse_cluster(text, **defaults), origin)
+
+
+def cluster_from_trace(text: str | None, machines: int, slots: int | None) -> ClusterChoice:
+    """The trace's cluster: one node per machine the trace names (``machines``), its slots per
+    machine when it records them; ``--cluster`` keys (``text``) win, and what neither gives
+    takes hedge's defaults, each said in the origin."""
+    given = cluster_values(text)
+    defaults: dict[str, object] = {}
+    why = [f"--cluster {text}"] if text else []
+    if "nodes" not in given:
+        if machines:
+            defaults["nodes"] = machines
+            why.append("nodes: the machines the trace's tasks ran on")
+        else:
+            why.append(f"nodes: hedge's default {ClusterConfig.nodes}, because the trace names "
+                       "no machines")
+    if "slots" not in given:
+        if slots:
+            defaults["slots"] = slots
+            why.append("slots: per machine, from the trace")
+        else:
+            why.append(f"slots: hedge's default {ClusterConfig.slots}, because the trace does "
+                       "not record slots per machine")
+    return ClusterChoice(parse_cluster(text, **defaults), "; ".join(why))
 
 
 def latency_sampler(spec: str):

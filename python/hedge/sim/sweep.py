@@ -38,11 +38,11 @@ class WorkloadSource:
         if not self.synthetic or self.synthetic == "default":
             return synthetic.default_workload(seed)
         if self.synthetic.startswith("default:"):  # the default's first N jobs: default:jobs=N
-            return synthetic.default_workload(seed, n_jobs=_default_jobs(self.synthetic))
+            return synthetic.default_workload(seed, n_jobs=default_jobs(self.synthetic))
         return synthetic.generate(synthetic.parse_spec(self.synthetic), seed)
 
 
-def _default_jobs(spec: str) -> int:
+def default_jobs(spec: str) -> int:
     """N from ``default:jobs=N``; anything else is a HedgeError naming the valid form."""
     key, _, value = spec.removeprefix("default:").partition("=")
     if key != "jobs" or not value.isdigit() or int(value) < 1:
@@ -68,7 +68,7 @@ class RunSpec:
     seed: int
     cluster: ClusterConfig
     deadline_factor: float | None = None
-    progress: bool = False
+    progress: bool | str = False  # a str: the progress line's label, e.g. '[2/4] late'
     deadline: float | None = None  # fixed relative deadline (s), instead of the factor
     blacklist: str | None = None  # hedge.sim.cluster.parse_blacklist text
 
@@ -76,7 +76,8 @@ class RunSpec:
 _CACHE: dict[tuple[WorkloadSource, int], Workload] = {}
 
 
-def _workload(source: WorkloadSource, seed: int) -> Workload:
+def workload_for(source: WorkloadSource, seed: int) -> Workload:
+    """The run's workload, built once per process (the last one is kept)."""
     key = (source, 0 if source.trace else seed)
     if key not in _CACHE:
         _CACHE.clear()  # keep one workload per process
@@ -86,7 +87,7 @@ def _workload(source: WorkloadSource, seed: int) -> Workload:
 
 def run_one(spec: RunSpec) -> RunSummary:
     """Simulate one (policy, seed) and summarise it."""
-    workload = _workload(spec.source, spec.seed)
+    workload = workload_for(spec.source, spec.seed)
     result = simulate(workload, spec.policy, spec.cluster, seed=spec.seed,
                       deadline_factor=spec.deadline_factor, progress=spec.progress,
                       deadline=spec.deadline, blacklist=parse_blacklist(spec.blacklist))

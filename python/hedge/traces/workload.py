@@ -31,6 +31,9 @@ class Workload:
     ``tasks_without_success``, ``censored_attempts``), reported by ``hedge traces stats``.
     ``notes``: what the reader assumed that a result resting on this workload must say
     (e.g. SWIM's tasks are synthesised from job totals).
+    ``machine_names``: the trace's machines (index = ``machine`` value); ``slots_per_machine``:
+    containers (slots) per machine when the trace records them, else None. ``hedge simulate
+    --trace`` sizes its cluster from these two.
     """
 
     job_ids: list[str]
@@ -46,6 +49,7 @@ class Workload:
     machine_names: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    slots_per_machine: int | None = None
 
     def require_tasks(self, what: str) -> Workload:
         """``self``, or HedgeError naming the source and what the reader saw instead, when
