@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     except HedgeError as exc:
         if debug:
             raise
-        click.echo(f"hedge: error: {exc}", err=True)
+        # one line even when a library's message spans several (configparser's does)
+        click.echo(f"hedge: error: {' '.join(str(exc).split(chr(10)))}", err=True)
         return 2
     except OSError as exc:
         if debug:

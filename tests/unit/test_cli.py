@@ -76,3 +76,16 @@ def test_usage_error_is_one_line_naming_the_option(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["hedge: error: Invalid value for '--deadline': 'soon' is not a valid float. "
                    "(see 'hedge simulate --help')"]
+
+
+def test_multi_line_hedge_error_is_printed_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    @cli.command("multiline-for-test")
+    def multiline() -> None:
+        raise HedgeError("hedge.ini: not a valid settings file: no section headers.\nline: 1")
+
+    try:
+        assert main(["multiline-for-test"]) == 2
+    finally:
+        cli.commands.pop("multiline-for-test")
+    assert capsys.readouterr().err.splitlines() == [
+        "hedge: error: hedge.ini: not a valid settings file: no section headers. line: 1"]
