@@ -13,7 +13,7 @@ import pytest
 from hedge.cli import main
 from hedge.errors import HedgeError
 from hedge.server import wire
-from hedge.server.connections import FailureLog
+from hedge.server.connections import ConnectionGate, FailureLog
 from hedge.server.service import ControlPlaneService, EntryPoint, ServerConfig
 from hedge.server.settings import load_settings
 from tests.tls_support import make_certificate
@@ -76,11 +76,12 @@ def test_silent_connections_are_closed_after_the_deadline_and_capped(guarded, ca
         silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
         time.sleep(0.2)
         early = [_closed_within(sock, 0.01) for sock in silent]
-        assert sum(early) == 2  # over max_unauthenticated: refused at once
+        assert early == [True, True, False, False, False, False]  # the oldest two evicted
         assert all(_closed_within(sock, 2.0) for sock in silent)  # the 0.5 s deadline
+        time.sleep(0.1)  # the last line is written as its socket closes
     text = "\n".join(caplog.messages)
     assert text.count(f"channel={listener} ") == 6
-    assert text.count("too many unauthenticated connections: 4 waiting") == 2
+    assert text.count("to admit a newer connection: [limits] max_unauthenticated = 4") == 2
     assert text.count("nothing received within the 0.5 s [limits] auth_timeout") == 4
     for sock in silent:
         sock.close()
@@ -188,3 +189,21 @@ def test_check_reports_tls(tmp_path, capsys) -> None:
     assert f"tls: {cert} (key {key})" in capsys.readouterr().out
     assert main(["serve", "--token-file", str(token), "--tls-cert", str(cert), "--check"]) == 2
     assert "TLS needs both a certificate and its key" in capsys.readouterr().err
+
+
+def test_the_connection_cap_refuses_and_the_oldest_waiting_one_is_evicted() -> None:
+    gate = ConnectionGate("data", max_connections=3, max_unauthenticated=2,
+                          auth_timeout=1.0, failures=FailureLog())
+    pairs = [socket.socketpair() for _ in range(4)]
+    socks = [a for a, _ in pairs]
+    assert gate.admit(socks[0]) is None and gate.admit(socks[1]) is None
+    assert gate.admit(socks[2]) is None  # evicts socks[0]: its peer sees the end at once
+    assert pairs[0][1].recv(1) == b"" and gate.unauthenticated == 2
+    gate.authenticated(socks[1])
+    assert gate.admit(socks[3]) == ("too many connections: 3 open, the limit is [limits] "
+                                    "max_connections = 3")
+    gate.release(socks[0])
+    assert gate.admit(socks[3]) is None and gate.open == 3
+    for a, b in pairs:
+        a.close()
+        b.close()

@@ -2,8 +2,9 @@
 TLS and one rate-limited log line per failed connection.
 
 Both listeners (Py4J and the data channel) admit a connection through a
-:class:`ConnectionGate`: at most ``max_connections`` open and ``max_unauthenticated`` not yet
-authenticated, so a flood of silent sockets cannot starve the AMs. A connection must
+:class:`ConnectionGate`: at most ``max_connections`` open (more are refused) and
+``max_unauthenticated`` not yet authenticated (a new one evicts the oldest: an AM
+authenticates within milliseconds, so a flood of silent sockets cannot lock it out). A connection must
 authenticate (Py4J: the shared token; data channel: a session's secret) within
 ``auth_timeout`` seconds or it is closed. With ``[server] tls_cert``/``tls_key`` both channels
 speak TLS only; a plain client is refused.
@@ -18,6 +19,7 @@ silent client stalls every other, one failed handshake ends the loop):
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import select
@@ -119,32 +121,51 @@ class ConnectionGate:
     failures: FailureLog
     tls: ssl.SSLContext | None = None
     open: int = 0
-    unauthenticated: int = 0
+    # connections still authenticating, oldest first (by id of the accepted socket)
+    _pending: dict[int, socket.socket] = field(default_factory=dict, repr=False)
+    _evicted: set[int] = field(default_factory=set, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def admit(self) -> str | None:
-        """None when a new connection may proceed (counted), else why it is refused."""
+    @property
+    def unauthenticated(self) -> int:
+        return len(self._pending)
+
+    def admit(self, sock: socket.socket) -> str | None:
+        """None when the accepted ``sock`` may proceed (counted), else why it is refused.
+        At ``max_unauthenticated`` the oldest waiting connection is shut down instead."""
         with self._lock:
             if self.open >= self.max_connections:
                 return (f"too many connections: {self.open} open, the limit is "
                         f"[limits] max_connections = {self.max_connections}")
-            if self.unauthenticated >= self.max_unauthenticated:
-                return (f"too many unauthenticated connections: {self.unauthenticated} "
-                        "waiting, the limit is [limits] max_unauthenticated = "
-                        f"{self.max_unauthenticated}")
+            if len(self._pending) >= self.max_unauthenticated:
+                key, oldest = next(iter(self._pending.items()))
+                del self._pending[key]
+                self._evicted.add(key)
+                with contextlib.suppress(OSError):  # its thread sees the end and logs it
+                    oldest.shutdown(socket.SHUT_RDWR)
             self.open += 1
-            self.unauthenticated += 1
+            self._pending[id(sock)] = sock
             return None
 
-    def authenticated(self) -> None:
+    def authenticated(self, sock: socket.socket) -> None:
         with self._lock:
-            self.unauthenticated -= 1
+            self._pending.pop(id(sock), None)
 
-    def release(self, authenticated: bool) -> None:
+    def release(self, sock: socket.socket) -> None:
         with self._lock:
             self.open -= 1
-            if not authenticated:
-                self.unauthenticated -= 1
+            self._pending.pop(id(sock), None)
+            self._evicted.discard(id(sock))
+
+    def failed(self, sock: socket.socket, peer: tuple, kind: str, reason: str) -> None:
+        """Log the failure of the connection accepted as ``sock`` (before its release)."""
+        with self._lock:
+            evicted = id(sock) in self._evicted
+        if evicted:
+            kind, reason = "evicted", (
+                "closed while authenticating to admit a newer connection: "
+                f"[limits] max_unauthenticated = {self.max_unauthenticated} were waiting")
+        self.failures.failed(self.channel, peer, kind, reason)
 
     def refuse(self, sock: socket.socket, peer: tuple, reason: str, reply: bytes = b"") -> None:
         """Close a connection refused at accept time (never blocks the accepting thread)."""
@@ -181,13 +202,18 @@ class ConnectionGate:
         if first != TLS_RECORD_HANDSHAKE:
             raise Refused("tls_mismatch", "a plain (non-TLS) client on a TLS listener: set "
                           "hedge.controlplane.tls=true and a CA on the client", refusal)
+        key = id(sock)
         try:
-            return self.tls.wrap_socket(sock, server_side=True)
+            wrapped = self.tls.wrap_socket(sock, server_side=True)
         except TimeoutError:
             raise Refused("timeout", f"TLS handshake not finished within the "
                           f"{self.auth_timeout:g} s [limits] auth_timeout") from None
         except (ssl.SSLError, OSError) as exc:
             raise Refused("tls_handshake", f"TLS handshake failed: {exc}") from None
+        with self._lock:  # eviction shuts down the socket that owns the descriptor now
+            if key in self._pending:
+                self._pending[key] = wrapped
+        return wrapped
 
 
 def reply_and_close(sock: socket.socket, reply: bytes) -> None:
@@ -280,7 +306,7 @@ class GuardedPythonServer(PythonServer):
                                           f"accept failed: {exc}")
                 time.sleep(0.1)
                 continue
-            refused = self.gate.admit()
+            refused = self.gate.admit(sock)
             if refused:
                 self.gate.refuse(sock, peer, refused, b"!xhedge: " + refused.encode() + b"\n")
                 continue
@@ -288,8 +314,8 @@ class GuardedPythonServer(PythonServer):
                              name="hedge-py4j-conn", daemon=True).start()
         server_stopped.send(self, server=self)
 
-    def _serve(self, sock: socket.socket, peer: tuple, token: str) -> None:
-        authenticated = False
+    def _serve(self, accepted: socket.socket, peer: tuple, token: str) -> None:
+        sock = accepted
         try:
             refusal = (b"!xhedge: this control plane requires TLS: set "
                        b"hedge.controlplane.tls=true and hedge.controlplane.tls.ca.file\n")
@@ -297,19 +323,17 @@ class GuardedPythonServer(PythonServer):
             stream = sock.makefile("rb")
             py4j_authenticate(stream, sock, token)
         except Refused as exc:  # logged first: the line is written when the peer sees the end
-            self.gate.failures.failed(self.gate.channel, peer, exc.kind, exc.reason)
+            self.gate.failed(accepted, peer, exc.kind, exc.reason)
             reply_and_close(sock, exc.reply)
         except (OSError, ValueError) as exc:  # reset, timed out mid-line, closed by shutdown
-            self.gate.failures.failed(self.gate.channel, peer, "io",
-                                      f"failed before authenticating: {exc!r}")
+            self.gate.failed(accepted, peer, "io", f"failed before authenticating: {exc!r}")
             reply_and_close(sock, b"")
         else:
-            authenticated = True
-            self.gate.authenticated()
+            self.gate.authenticated(accepted)
             sock.settimeout(None)  # an authenticated AM may stay quiet for a whole job
             self._run_connection(sock, stream)
         finally:
-            self.gate.release(authenticated)
+            self.gate.release(accepted)
 
     def _run_connection(self, sock: socket.socket, stream) -> None:  # noqa: ANN001
         connection = ClientServerConnection(

@@ -162,28 +162,28 @@ class _DataHandler(socketserver.BaseRequestHandler):
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        gate = self.server.gate
+        gate, accepted = self.server.gate, sock
         authenticated = False
 
         def on_authenticated() -> None:
             nonlocal authenticated
             authenticated = True
-            gate.authenticated()
+            gate.authenticated(accepted)
             _idle_timeout(sock, self.server.service.config.limits.idle_timeout)
 
         try:
             sock = gate.secure(sock)  # the hello must arrive within the auth timeout
             self.server.service.serve_connection(sock, on_authenticated)
         except Refused as exc:
-            gate.failures.failed(gate.channel, self.client_address, exc.kind, exc.reason)
+            gate.failed(accepted, self.client_address, exc.kind, exc.reason)
         except (OSError, ConnectionError) as exc:
             if authenticated:
                 log.debug("event=data_connection_closed reason=%r", str(exc))
             else:
-                gate.failures.failed(gate.channel, self.client_address, "io",
-                                     f"failed before authenticating: {exc!r}")
+                gate.failed(accepted, self.client_address, "io",
+                            f"failed before authenticating: {exc!r}")
         finally:
-            gate.release(authenticated)
+            gate.release(accepted)
 
 
 def _idle_timeout(sock: socket.socket, idle: float) -> None:
@@ -213,7 +213,7 @@ class _DataServer(socketserver.ThreadingTCPServer):
         super().__init__(address, _DataHandler)
 
     def verify_request(self, request, client_address) -> bool:  # noqa: ANN001
-        refused = self.gate.admit()
+        refused = self.gate.admit(request)
         if refused:  # socketserver closes the socket
             self.gate.failures.failed(self.gate.channel, client_address, "refused", refused)
         return refused is None
