@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import warnings
 from pathlib import Path
 
@@ -50,15 +52,18 @@ def plan() -> None:
 @click.option("--tau-kill", type=float, default=None,
               help="Time extra attempts are killed (default: tau_est + min(tau_est, "
                    "tmin (1 - tau_est/D))).")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Also write the inputs, the fit and every strategy's row as JSON.")
 def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
                  beta: float | None, trace_path: Path | None, job: str | None, theta: float,
                  price: float, r_min: float, tau_est: float | None,
-                 tau_kill: float | None) -> None:
+                 tau_kill: float | None, json_path: Path | None) -> None:
     """Optimal extra attempts r, PoCD, expected cost and utility per Chronos strategy.
 
     Attempts are modelled as iid Pareto(tmin, beta), given or fitted to --trace; the
     utility is log(PoCD - R_min) - theta * price * E[machine time].
     """
+    fitted = None
     if trace_path is not None:
         samples, job_size, what = _durations(trace_path, job)
         with warnings.catch_warnings(record=True) as caught:
@@ -67,9 +72,11 @@ def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
         t_min = fit.t_min if t_min is None else t_min
         beta = fit.beta if beta is None else beta
         n_tasks = job_size if n_tasks is None else n_tasks
+        caveat = "NOT Pareto-like: treat the table with caution" if caught else None
+        fitted = {"source": what, **_fit_dict(fit), "caveat": caveat}
         click.echo(f"fitted to {what}: Pareto(t_min = {fit.t_min:.4g}, beta = {fit.beta:.4g}), "
                    f"KS D = {fit.ks_statistic:.3g} (p = {fit.p_value:.2g})"
-                   + ("; NOT Pareto-like: treat the table with caution" if caught else ""))
+                   + (f"; {caveat}" if caveat else ""))
     elif job is not None:
         raise HedgeError("--job needs --trace")
     for name, value in (("--tasks", n_tasks), ("--tmin", t_min), ("--beta", beta)):
@@ -77,7 +84,7 @@ def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
             raise HedgeError(f"{name}: required (or give --trace [--job] to fit it)")
     te, tk = chronos.default_taus(deadline, t_min, tau_est) if deadline > t_min else (0, 0)
     tk = tk if tau_kill is None else tau_kill
-    rows, notes = [], []
+    rows, notes, records = [], [], []
     for strategy in chronos.STRATEGIES:
         try:
             r, pocd, machine, utility = chronos.optimal_r(
@@ -88,15 +95,47 @@ def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
                 raise
             rows.append([strategy, "-", "-", "-", "-", "-"])
             notes.append(f"{strategy}: {exc}")
+            records.append({"strategy": strategy, "r": None, "pocd": None,
+                            "machine_time": None, "cost": None, "utility": None,
+                            "note": str(exc)})
             continue
         rows.append([strategy, str(r), f"{pocd:.6f}", f"{machine:.6g}", f"{price * machine:.6g}",
                      f"{utility:.6g}"])
+        records.append({"strategy": strategy, "r": int(r), "pocd": float(pocd),
+                        "machine_time": float(machine), "cost": float(price * machine),
+                        "utility": float(utility), "note": None})
     click.echo(f"N = {n_tasks}, D = {deadline:g}, Pareto(t_min = {t_min:g}, beta = {beta:g}), "
                f"tau_est = {te:g}, tau_kill = {tk:g}, theta = {theta:g}, price = {price:g}, "
                f"R_min = {r_min:g}")
     click.echo(_table(["strategy", "r", "PoCD", "E[machine time]", "E[cost]", "utility"], rows))
     for note in notes:
         click.echo(note)
+    if json_path is not None:
+        inputs = {"tasks": n_tasks, "deadline": deadline, "t_min": t_min, "beta": beta,
+                  "tau_est": te, "tau_kill": tk, "theta": theta, "price": price, "r_min": r_min}
+        _write_json(json_path, {"inputs": inputs, "fit": fitted, "strategies": records})
+
+
+def _fit_dict(fit) -> dict[str, float]:
+    return {"t_min": float(fit.t_min), "beta": float(fit.beta),
+            "ks_statistic": float(fit.ks_statistic), "p_value": float(fit.p_value)}
+
+
+def _write_json(path: Path, payload: dict) -> None:
+    """``payload`` as JSON at ``path`` (non-finite numbers as null), written whole."""
+    text = json.dumps(_finite(payload), indent=2) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _plain_durations(path: Path) -> np.ndarray:
@@ -152,8 +191,10 @@ def _durations(path: Path, job: str | None,
 @click.option("--top", type=int, default=5, show_default=True, help="Candidates to list.")
 @click.option("--drop-negative", is_flag=True,
               help="Skip trace rows with a negative duration instead of failing.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Also write the fit, its caveat and every plan as JSON.")
 def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_weight: float,
-                   top: int, drop_negative: bool) -> None:
+                   top: int, drop_negative: bool, json_path: Path | None) -> None:
     """Best single-fork replication (p, r, keep|kill) from the empirical duration distribution."""
     samples, job_size, what = _durations(trace_path, job, drop_negative)
     n = n_tasks if n_tasks is not None else job_size
@@ -169,21 +210,32 @@ def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_
         warnings.simplefilter("always", TailWarning)
         fit = fit_pareto(samples) if len(np.unique(samples)) > 1 else None
 
-    def row(name: str, p: str, r: str, mode: str, latency: float, cost: float) -> list[str]:
-        return [name, p, r, mode, f"{latency:.6g}", f"{cost:.6g}", f"{cost * n:.6g}",
-                f"{latency + cost_weight * cost:.6g}"]
-
-    rows = [row("best", f"{pl.p:g}", str(pl.r), pl.mode, pl.latency, pl.cost_per_task)
-            if i == 0 else
-            row(f"#{i + 1}", f"{pl.p:g}", str(pl.r), pl.mode, pl.latency, pl.cost_per_task)
-            for i, pl in enumerate(plans[:max(top, 1)])]
-    rows.append(row("no replication", "-", "0", "-", none_t, none_c))
-    rows.append(row("hadoop default", f"{hadoop.p:g}", str(hadoop.r), hadoop.mode,
-                    hadoop.latency, hadoop.cost_per_task))
+    # (name, p, r, mode, E[T], E[C]/n) per listed plan; p and mode None for no replication
+    entries = [("best" if i == 0 else f"#{i + 1}", pl.p, pl.r, pl.mode, pl.latency,
+                pl.cost_per_task) for i, pl in enumerate(plans[:max(top, 1)])]
+    entries.append(("no replication", None, 0, None, none_t, none_c))
+    entries.append(("hadoop default", hadoop.p, hadoop.r, hadoop.mode, hadoop.latency,
+                    hadoop.cost_per_task))
+    rows = [[name, "-" if p is None else f"{p:g}", str(r), mode or "-", f"{latency:.6g}",
+             f"{cost:.6g}", f"{cost * n:.6g}", f"{latency + cost_weight * cost:.6g}"]
+            for name, p, r, mode, latency, cost in entries]
     click.echo(f"{what}; n = {n}, lambda = {cost_weight:g}; J = E[T] + lambda E[C]/n "
                f"(hadoop default ~ one kept copy for 10% of tasks)")
-    click.echo(_table(["policy", "p", "r", "mode", "E[T]", "E[C]/n", "E[C]", "J"], rows))
+    # the fit's verdict comes before the plans: a caveat read after "best" is read too late
+    verdict = None if fit is None else (
+        "Pareto-like" if not caught else "NOT Pareto-like (closed forms unreliable)")
     if fit is not None:
-        verdict = "Pareto-like" if not caught else "NOT Pareto-like (closed forms unreliable)"
         click.echo(f"Pareto fit: t_min = {fit.t_min:.4g}, beta = {fit.beta:.3g}, KS D = "
                    f"{fit.ks_statistic:.3g} (p = {fit.p_value:.2g}): {verdict}")
+    header = ["policy", "p", "r", "mode", "E[T]", "E[C]/n", "E[C]", "J"]
+    click.echo(_table(header, rows))
+    if json_path is not None:
+        plans_out = [{"name": name, "p": p, "r": int(r), "mode": mode, "latency": latency,
+                      "cost_per_task": cost, "cost": cost * n,
+                      "objective": latency + cost_weight * cost}
+                     for name, p, r, mode, latency, cost in entries]
+        _write_json(json_path, {
+            "source": what, "tasks": n, "cost_weight": cost_weight,
+            "fit": None if fit is None else {**_fit_dict(fit), "verdict": verdict,
+                                             "pareto_like": not caught},
+            "plans": plans_out})
