@@ -114,6 +114,10 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
 @click.option("--drop-negative", is_flag=True,
               help="Skip trace rows with a negative duration instead of failing (Alibaba "
                    "2017 has some; `hedge traces stats --drop-negative` counts them).")
+@click.option("--trace-model", default="calibrated", show_default=True,
+              help="How long a copy of a trace task takes (docs/trace-model.md): calibrated "
+                   "(fitted on real copy races), inherent (as long as the original), transient "
+                   "(a fresh draw from its job and phase) or lam=X (transient share 0..1).")
 @click.option("--synthetic", help="Synthetic workload spec, e.g. "
               "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default' (the "
               "Google-2011 fit), or 'default:jobs=N' (its first N jobs).")
@@ -139,7 +143,8 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
               help="Worker processes for the policy x seed sweep (--jobs: the old name; it "
                    "never meant MapReduce jobs).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, policy: str,
+def simulate(trace: str | None, drop_negative: bool, trace_model: str,
+             synthetic: str | None, policy: str,
              cluster_text: str, seed_text: str, out: str | None, json_path: str | None,
              deadline_factor: float | None, deadline: float | None, blacklist: str | None,
              workers: int, quiet: bool) -> None:
@@ -161,7 +166,15 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
         raise HedgeError(f"--deadline {deadline!r}: expected seconds > 0")
     if drop_negative and not trace:
         raise HedgeError("--drop-negative applies to --trace only")
-    source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative)
+    if trace:
+        from hedge.traces.straggler_model import parse
+
+        parse(trace_model)  # a bad --trace-model fails before any run
+    elif trace_model != "calibrated":
+        raise HedgeError("--trace-model applies to --trace only (a synthetic workload draws "
+                         "its stragglers itself)")
+    source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative,
+                            trace_model=trace_model)
     seeds = _seeds(seed_text)
     names = _policies(policy)
     # a trace is read first: its machines size the cluster; a synthetic workload is built
@@ -189,6 +202,8 @@ def simulate(trace: str | None, drop_negative: bool, synthetic: str | None, poli
     runs = run_many(specs, workers)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
+    for note in dict.fromkeys(n for run in runs for n in run.notes):
+        click.echo(f"note: {note}")
     if drop_negative:
         click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
                    err=True)

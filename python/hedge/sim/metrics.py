@@ -32,7 +32,8 @@ def summarize(result: SimResult) -> dict:
     - copies launched / won / killed: speculative attempts that got a slot / succeeded /
       were killed;
     - precision = true stragglers among tasks the policy copied / tasks copied; recall =
-      copied true stragglers / true stragglers (None when a denominator is 0).
+      copied true stragglers / true stragglers (None when a denominator is 0, and when the
+      workload has no ground truth: a trace).
     """
     times = result.job_time
     times = times[np.isfinite(times)]
@@ -56,8 +57,8 @@ def summarize(result: SimResult) -> dict:
         "copies_launched": int(copy.sum()),
         "copies_won": int((copy & (att.outcome == WON)).sum()),
         "copies_killed": int((copy & (att.outcome == KILLED)).sum()),
-        "precision": _ratio(tp, int(result.detected.sum())),
-        "recall": _ratio(tp, int(result.straggler.sum())),
+        "precision": _ratio(tp, int(result.detected.sum())) if result.straggler_truth else None,
+        "recall": _ratio(tp, int(result.straggler.sum())) if result.straggler_truth else None,
     }
 
 

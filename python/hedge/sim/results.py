@@ -67,6 +67,8 @@ class SimResult:
     extra: dict = field(default_factory=dict)
     # nodes kept free of new containers during the run (None: no blacklist)
     blacklist: Blacklist | None = None
+    # whether ``straggler`` is ground truth (a trace has none: precision and recall unknown)
+    straggler_truth: bool = True
 
     @property
     def job_time(self) -> np.ndarray:

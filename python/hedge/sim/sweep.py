@@ -26,13 +26,15 @@ class WorkloadSource:
     trace: str | None = None
     synthetic: str | None = None
     drop_negative: bool = False  # skip trace rows with a negative duration (Alibaba 2017)
+    trace_model: str = "calibrated"  # hedge.traces.straggler_model.parse text
 
     def build(self, seed: int) -> Workload:
         if self.trace:
-            from hedge.traces import load
+            from hedge.traces import load, straggler_model
 
             workload = load(self.trace, **({"negative": "drop"} if self.drop_negative else {}))
-            return workload.require_tasks("to replay")
+            workload = workload.require_tasks("to replay")
+            return straggler_model.apply(workload, straggler_model.parse(self.trace_model))
         from hedge.traces import synthetic
 
         if not self.synthetic or self.synthetic == "default":
@@ -59,6 +61,7 @@ class RunSummary:
     job_time: np.ndarray
     copy_start: np.ndarray
     degradation: list[dict]
+    notes: list[str]  # what the workload rests on (its reader's and model's assumptions)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def run_one(spec: RunSpec) -> RunSummary:
     row["wall_seconds"] = round(result.wall_seconds, 3)
     att = result.attempts
     return RunSummary(row=row, job_time=result.job_time, copy_start=att.start[att.copy],
-                      degradation=result.degradation.as_records())
+                      degradation=result.degradation.as_records(), notes=list(workload.notes))
 
 
 def run_many(specs: list[RunSpec], jobs: int = 1) -> list[RunSummary]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
+from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE
-from hedge.traces.formats import FORMATS, load
+from hedge.traces.formats import ATTEMPT_FORMATS, FORMATS, detect, load, read_attempt_trace
+from hedge.traces.rerun import RerunEvidence, evidence, pooled
 from hedge.traces.stats import compute, format_text
 
 
@@ -41,7 +44,64 @@ def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt
     if by_type is None:
         by_type = bool((workload.task_type == REDUCE).any() and (workload.task_type == MAP).any())
     result = compute(workload, threshold=threshold, by_type=by_type)
+    reruns = _rerun_evidence(trace, fmt)
     if as_json:
-        click.echo(json.dumps(result.to_dict()))
+        click.echo(json.dumps({**result.to_dict(),
+                               "reruns": reruns.as_dict() if reruns else None}))
     else:
         click.echo(format_text(result))
+        click.echo(_rerun_text(reruns))
+
+
+def _rerun_evidence(trace: str, fmt: str | None) -> RerunEvidence | None:
+    """The trace's re-run evidence, for formats that keep every attempt (else None)."""
+    if (fmt or detect(Path(trace))) not in ATTEMPT_FORMATS:
+        return None
+    return evidence(read_attempt_trace(trace, format=fmt).table, source=trace)
+
+
+def _rerun_text(e: RerunEvidence | None) -> str:
+    """What the trace says about copies (docs/trace-model.md), and the model simulate uses."""
+    from hedge.traces.straggler_model import CALIBRATED_LAMBDA
+
+    lines = ["re-runs (docs/trace-model.md):"]
+    if e is None:
+        lines.append("  this format keeps one run per task: no re-run evidence")
+    else:
+        d = e.as_dict()
+        slope = f", slope of 2nd on 1st residual {d['rerun_slope']}" if d["rerun_slope"] \
+            is not None else ""
+        lines.append(f"  tasks that succeeded twice: {e.reruns}{slope}")
+        fit = (f"; transient share lam {d['lam']} (95% {d['lam_low']}-{d['lam_high']})"
+               if d["lam"] is not None else "")
+        lines.append(f"  original/copy races: {e.copy_pairs}, copies won {e.copies_won}"
+                     f" ({e.pairs_in_small_groups} in jobs too small to fit){fit}")
+    lines.append(f"  hedge simulate --trace uses --trace-model calibrated (lam "
+                 f"{CALIBRATED_LAMBDA:g}) unless told otherwise")
+    return "\n".join(lines)
+
+
+@traces.command("model")
+@click.argument("trace", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def model(trace: tuple[str, ...], as_json: bool) -> None:
+    """Fit the transient share lam of the trace straggler model to the re-runs of every
+    TRACE together (docs/trace-model.md; the calibrated model's value comes from this)."""
+    found = [_rerun_evidence(t, None) for t in trace]
+    for path, e in zip(trace, found, strict=True):
+        if e is None:
+            raise HedgeError(f"{path}: format {detect(Path(path))} keeps one run per task; "
+                             f"give traces of {', '.join(ATTEMPT_FORMATS)}")
+    used = [e for e in found if e and e.loglik]
+    lam, low, high = pooled(used) if used else (None, None, None)
+    if as_json:
+        click.echo(json.dumps({"traces": [e.as_dict() for e in found if e],
+                               "lam": lam, "lam_low": low, "lam_high": high}))
+        return
+    for e in found:
+        click.echo(f"{e.source}:\n{_rerun_text(e).split(chr(10), 1)[1].rsplit(chr(10), 1)[0]}")
+    if lam is None:
+        click.echo("no original/copy race in a job large enough to fit: lam not estimated")
+    else:
+        click.echo(f"pooled over {len(used)} trace(s): lam {lam:g} (95% likelihood "
+                   f"interval {low:g}-{high:g})")

@@ -125,7 +125,12 @@ def load(path: str | Path, **options: object) -> Workload:
     rows can be dropped; in the other formats a negative duration is always an error), SWIM
     synthesis parameters (see ``hedge.traces.swim.read``).
     """
-    path = Path(path)
+    workload = _load(Path(path), options)
+    workload.straggler_truth = False  # a trace never says which of its tasks straggled
+    return workload
+
+
+def _load(path: Path, options: dict) -> Workload:
     kind = str(options.pop("format", None) or detect(path))
     negative = options.pop("negative", "error")
     if kind in NODE_TABLES:

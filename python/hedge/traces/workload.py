@@ -16,6 +16,16 @@ from hedge.model import MAP
 
 
 @dataclass
+class CopyPools:
+    """Where a simulator draws a copy's slowdown from (``hedge.traces.straggler_model``):
+    task i's pool is ``values[start[i]:start[i] + size[i]]``."""
+
+    values: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+
+
+@dataclass
 class Workload:
     """Jobs (arrival order) and their tasks.
 
@@ -23,8 +33,11 @@ class Workload:
     ``job_offsets`` (len n_jobs + 1).
     Per task: ``task_type`` (MAP/REDUCE), ``duration`` (observed or generated run time in
     seconds on a typical node: the task's *work*), ``input_bytes`` (NaN unknown),
-    ``machine`` (trace machine index, -1 unknown), ``straggler_factor`` (>= 1: how much
-    the task is slowed on purpose, the ground truth for detection metrics; 1 = normal).
+    ``machine`` (trace machine index, -1 unknown), ``straggler_factor`` (how much the
+    original attempt is slowed: > 1 slowed, 1 normal; a trace model may also give < 1).
+    ``straggler_truth``: whether ``straggler_factor > 1`` is ground truth for detection
+    metrics (generated workloads); a trace has none (``hedge.traces.formats.load``).
+    ``copy_pools``: where a copy's slowdown is drawn from (None: from all tasks' factors).
     ``censored``: tasks the reader saw start but not end (counted, not simulated).
     ``source``: where the workload came from, for reports.
     ``counts``: optional reader tallies of what it saw but did not turn into tasks (e.g.
@@ -50,6 +63,8 @@ class Workload:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     slots_per_machine: int | None = None
+    straggler_truth: bool = True
+    copy_pools: CopyPools | None = None
 
     def require_tasks(self, what: str) -> Workload:
         """``self``, or HedgeError naming the source and what the reader saw instead, when
