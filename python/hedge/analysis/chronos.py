@@ -207,7 +207,10 @@ def _check_mean(p: _Params, r: np.ndarray) -> None:
             f"beta = {p.beta!r}:{what} {shape:g} <= 1, so the expected machine time of "
             f"'{p.strategy}' is infinite (Pareto mean needs shape > 1)"
         )
-    if p.strategy == "resume" and p.tau_kill - p.tau_est > p.t_min * (1 - p.tau_est / p.deadline):
+    # relative slack: default_taus puts tau_kill exactly on the (a3) bound, which the
+    # subtraction can overshoot by an ulp (D=32, t_min=1: 0.9000000000000004 > 0.9)
+    bound = p.t_min * (1 - p.tau_est / p.deadline)
+    if p.strategy == "resume" and p.tau_kill - p.tau_est > bound * (1 + 1e-9):
         raise HedgeError(
             f"tau_kill - tau_est = {p.tau_kill - p.tau_est!r} > t_min (1 - tau_est/D) = "
             f"{p.t_min * (1 - p.tau_est / p.deadline)!r}: the resume cost (Thm 6) needs (a3), "

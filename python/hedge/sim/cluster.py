@@ -307,6 +307,8 @@ def parse_blacklist(text: str | None) -> Blacklist | None:
         node, _, period = item.strip().partition("@")
         try:
             nodes.append(int(node))
+            if not 0 <= nodes[-1] < 2**31:  # a node index; larger overflowed int64 arrays
+                raise ValueError(node)
             if period:
                 low, high = period.split("-", 1)
                 starts.append(float(low))

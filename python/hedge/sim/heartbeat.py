@@ -21,7 +21,9 @@ def hash_uniform(seed: int, attempt: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Uniforms in [0, 1) from splitmix64 of (seed, attempt, k); vectorised, deterministic."""
     with np.errstate(over="ignore"):
         x = (np.asarray(attempt, dtype=np.uint64) * _GOLDEN) ^ (
-            np.asarray(k, dtype=np.int64).astype(np.uint64) + np.uint64(seed) * _M2
+            # seeds are any integer >= 0 (numpy's generators take them); the hash their
+            # low 64 bits (np.uint64 overflowed on larger ones)
+            np.asarray(k, dtype=np.int64).astype(np.uint64) + np.uint64(seed % 2**64) * _M2
         )
         x = x + _GOLDEN
         x = (x ^ (x >> np.uint64(30))) * _M1
