@@ -11,7 +11,7 @@ from hedge.sim.cluster import ClusterConfig
 from hedge.sim.energy import total_energy
 from hedge.sim.engine import simulate
 from hedge.sim.metrics import summarize
-from hedge.sim.results import NORMAL, WON, SimResult
+from hedge.sim.results import KILLED, NORMAL, WON, SimResult
 from hedge.traces.workload import Workload
 
 POLICIES = ["none", "hadoop", "late", "mantri", "dolly", "spark"]
@@ -92,7 +92,12 @@ def test_copy_accounting_and_detection(runs):
         assert row["copies_launched"] == int(a.copy.sum())
         assert row["copies_won"] + row["copies_killed"] == row["copies_launched"]
         assert (a.outcome[a.copy] != NORMAL).all()
+        # waste: every race's loser; each won copy killed one original, each lost copy itself
+        losers = a.duration[a.outcome == KILLED]
+        assert row["wasted_s"] == pytest.approx(losers.sum())
+        assert len(losers) >= row["copies_launched"] and row["wasted_s"] <= row["machine_time"]
         if policy == "none":
+            assert row["wasted_s"] == 0
             assert row["copies_launched"] == 0 and row["precision"] is None
             assert row["recall"] == 0.0
     assert summarize(runs["hadoop"])["copies_launched"] > 0

@@ -7,7 +7,7 @@ from hedge.sim.metrics import KEYS
 _HEADERS = {
     "policy": "policy", "jobs": "jobs", "mean_job_time": "mean", "p50_job_time": "p50",
     "p95_job_time": "p95", "p99_job_time": "p99", "makespan": "makespan",
-    "machine_time": "machine_s", "energy_J": "energy_kWh", "deadline_hit_rate": "PoCD",
+    "machine_time": "machine_s", "wasted_s": "wasted_s", "energy_J": "energy_kWh", "deadline_hit_rate": "PoCD",
     "copies_launched": "copies", "copies_won": "won", "copies_killed": "killed",
     "precision": "prec", "recall": "recall",
 }

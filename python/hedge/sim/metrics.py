@@ -11,8 +11,8 @@ from hedge.sim.results import KILLED, WON, SimResult
 # column order of the printed table and keys of the --json objects (times in seconds)
 KEYS = (
     "policy", "jobs", "mean_job_time", "p50_job_time", "p95_job_time", "p99_job_time",
-    "makespan", "machine_time", "energy_J", "deadline_hit_rate", "copies_launched",
-    "copies_won", "copies_killed", "precision", "recall",
+    "makespan", "machine_time", "wasted_s", "energy_J", "deadline_hit_rate",
+    "copies_launched", "copies_won", "copies_killed", "precision", "recall",
 )
 
 
@@ -25,12 +25,15 @@ def summarize(result: SimResult) -> dict:
 
     - job time = finish - arrival; mean and percentiles over jobs with tasks;
     - makespan = last finish - first arrival; machine time = sum over every attempt that
-      held a slot (killed ones included) of end - start; energy_J (joules) from
+      held a slot (killed ones included) of end - start; wasted_s = the part of it spent
+      on attempts that were killed (copies and originals: the loser of every race, and
+      whatever a policy killed); energy_J (joules) from
       ``hedge.sim.energy``;
     - deadline hit rate (PoCD) = share of jobs finishing by their deadline (None without
       deadlines);
     - copies launched / won / killed: speculative attempts that got a slot / succeeded /
-      were killed;
+      were killed (a copy that won finished before its original would have: every won
+      copy saved time);
     - precision = true stragglers among tasks the policy copied / tasks copied; recall =
       copied true stragglers / true stragglers (None when a denominator is 0, and when the
       workload has no ground truth: a trace).
@@ -52,6 +55,7 @@ def summarize(result: SimResult) -> dict:
         "p99_job_time": pct(99),
         "makespan": float(np.nanmax(result.finish) - result.arrival.min()) if len(times) else 0.0,
         "machine_time": float(att.duration.sum()),
+        "wasted_s": float(att.duration[att.outcome == KILLED].sum()),
         "energy_J": float(result.energy),  # joules; the table shows kWh
         "deadline_hit_rate": _ratio(int(hits.sum()), int(has_deadline.sum())),
         "copies_launched": int(copy.sum()),
