@@ -134,3 +134,17 @@ def _add_param(entry: tuple[str, dict[str, str]], item: str, option: str) -> Non
     if not sep or not key.strip() or not value.strip():
         raise HedgeError(f"{option} {name}:{item}: expected KEY=VALUE")
     raw[key.strip()] = value.strip()
+
+
+def spec_text(name: str, raw: Mapping[str, str]) -> str:
+    """The ``--policy`` form of one policy and its parameters: ``name`` or ``name:k=v,k=v``."""
+    return name + (":" + ",".join(f"{k}={v}" for k, v in raw.items()) if raw else "")
+
+
+def policy_spec(text: str, option: str = "--policy") -> tuple[str, dict[str, object]]:
+    """One ``name[:key=value,...]`` -> (name, keyword arguments), checked."""
+    entries = parse_policy_list(text, option)
+    if len(entries) != 1:
+        raise HedgeError(f"{option} {text!r}: expected one policy, got {len(entries)}")
+    name, raw = entries[0]
+    return name, policy_params(name, raw, origin=f"{option} {name}:")

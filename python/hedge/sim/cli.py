@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hedge.errors import HedgeError
+from hedge.policy.conf import UserSettings, user_settings
 from hedge.sim.cluster import (
     ClusterChoice,
     choose_cluster,
@@ -42,20 +43,34 @@ def _seeds(text: str) -> list[int]:
     raise HedgeError(expected)
 
 
-def _policies(text: str) -> list[str]:
+def _policies(text: str, user: UserSettings | None = None) -> list[str]:
+    """``--policy`` -> one ``name[:key=value,...]`` per run, each checked
+    (hedge.policy.params); the parameters ``-D``/``--conf`` set (``spark.speculation.*`` for
+    ``spark``, the ``mapreduce.job.speculative.*`` DefaultSpeculator reads for ``hadoop``) come
+    first, ``--policy``'s own after them."""
     from hedge.policy import available
+    from hedge.policy.params import parse_policy_list, policy_params, spec_text
 
-    names = [p.strip() for p in text.split(",") if p.strip()]
+    extra = user.policy_params if user is not None else {}
+    entries = parse_policy_list(text)
     known = available()
-    if names == ["all"]:
-        return known
-    for name in names:
+    if [name for name, raw in entries] == ["all"] and not entries[0][1]:
+        entries = [(name, {}) for name in known]
+    if not entries:
+        raise HedgeError("--policy: no policy given")
+    specs = []
+    for name, raw in entries:
         if name not in known:
             raise HedgeError(f"--policy: unknown policy '{name}', expected one of: "
                              f"{', '.join(known)}")
-    if not names:
-        raise HedgeError("--policy: no policy given")
-    return names
+        for key in raw:
+            if "." in key and key.split(".")[0] in ("mapreduce", "hedge", "spark"):
+                raise HedgeError(f"--policy {name}:{key}: a configuration property, not a "
+                                 f"parameter of '{name}'; give it as -D {key}=VALUE")
+        merged = {**extra.get(name, {}), **raw}
+        policy_params(name, merged, origin=f"--policy {name}:")  # raises on a bad name/value
+        specs.append(spec_text(name, merged))
+    return specs
 
 
 def _cluster(source: WorkloadSource, text: str, workload: Workload | None) -> ClusterChoice:
@@ -142,12 +157,21 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
 @click.option("--workers", "--jobs", "workers", default=1, show_default=True, type=int,
               help="Worker processes for the policy x seed sweep (--jobs: the old name; it "
                    "never meant MapReduce jobs).")
+@click.option("-D", "defines", multiple=True, metavar="KEY=VALUE",
+              help="A speculation setting, repeatable: mapreduce.{map,reduce}.speculative, "
+                   "mapreduce.job.speculative.* (caps on every policy's copies, as the AM "
+                   "applies them; DefaultSpeculator's for 'hadoop'), spark.speculation."
+                   "{quantile,multiplier,minTaskRuntime} for 'spark'. Overrides --conf.")
+@click.option("--conf", "conf", type=click.Path(dir_okay=False),
+              help="A Hadoop configuration file (mapred-site.xml): its speculation settings, "
+                   "as -D takes them; other properties are skipped.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              synthetic: str | None, policy: str,
              cluster_text: str, seed_text: str, out: str | None, json_path: str | None,
              deadline_factor: float | None, deadline: float | None, blacklist: str | None,
-             workers: int, quiet: bool) -> None:
+             workers: int, quiet: bool, defines: tuple[str, ...] = (),
+             conf: str | None = None) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
     from hedge.report.table import format_table
 
@@ -160,6 +184,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
         raise HedgeError(f"--trace {trace}: no such file")
     if workers < 1:
         raise HedgeError(f"--workers {workers}: expected an integer >= 1")
+    user = user_settings(conf, defines)  # -D, --conf: hedge.policy.conf
     if deadline is not None and deadline_factor is not None:
         raise HedgeError("give either --deadline or --deadline-factor, not both")
     if deadline is not None and not deadline > 0:
@@ -176,7 +201,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative,
                             trace_model=trace_model)
     seeds = _seeds(seed_text)
-    names = _policies(policy)
+    names = _policies(policy, user)
     # a trace is read first: its machines size the cluster; a synthetic workload is built
     # only once the memory check has passed
     workload = workload_for(source, seeds[0]) if trace else None
@@ -197,11 +222,17 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     show = not quiet and workers == 1
     specs = [RunSpec(source, p, s, cluster, deadline_factor,
                      progress=_label(i, n_runs, p, s, len(seeds)) if show else False,
-                     deadline=deadline, blacklist=blacklist)
+                     deadline=deadline, blacklist=blacklist,
+                     speculation=user.speculation)
              for i, (p, s) in enumerate((p, s) for p in names for s in seeds)]
+    for warning in user.warnings + _unused(user, specs):
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"speculation: {user.describe()}", err=True)
     runs = run_many(specs, workers)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
+    for row in rows:  # the speculation settings the runs applied (-D, --conf)
+        row["speculation"] = dict(user.applied)
     for note in dict.fromkeys(n for run in runs for n in run.notes):
         click.echo(f"note: {note}")
     if drop_negative:
@@ -220,3 +251,10 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
                  f"blacklist: {blacklist or 'none'}"]
         path = write_report(Path(out), runs, "hedge simulate", notes)
         click.echo(f"report: {path}", err=True)
+
+
+def _unused(user: UserSettings, specs: list[RunSpec]) -> list[str]:
+    """Warnings for settings that only set parameters of a policy this run does not simulate."""
+    run = {spec.policy.split(":")[0] for spec in specs}
+    return [f"{', '.join(keys)}: set(s) parameters of the '{name}' policy, which this run does "
+            "not simulate; ignored" for name, keys in user.policy_only.items() if name not in run]

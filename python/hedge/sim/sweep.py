@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hedge.errors import HedgeError
+from hedge.policy.limits import SpeculationSettings
+from hedge.policy.params import policy_spec
 from hedge.sim.cluster import ClusterConfig, parse_blacklist
 from hedge.sim.engine import simulate
 from hedge.sim.metrics import summarize
@@ -74,6 +76,8 @@ class RunSpec:
     progress: bool | str = False  # a str: the progress line's label, e.g. '[2/4] late'
     deadline: float | None = None  # fixed relative deadline (s), instead of the factor
     blacklist: str | None = None  # hedge.sim.cluster.parse_blacklist text
+    # the user's speculation settings (-D, --conf; hedge.policy.conf); None: Hadoop's
+    speculation: SpeculationSettings | None = None
 
 
 _CACHE: dict[tuple[WorkloadSource, int], Workload] = {}
@@ -91,10 +95,13 @@ def workload_for(source: WorkloadSource, seed: int) -> Workload:
 def run_one(spec: RunSpec) -> RunSummary:
     """Simulate one (policy, seed) and summarise it."""
     workload = workload_for(spec.source, spec.seed)
-    result = simulate(workload, spec.policy, spec.cluster, seed=spec.seed,
+    name, params = policy_spec(spec.policy)  # policy: name[:key=value,...]
+    result = simulate(workload, name, spec.cluster, seed=spec.seed, policy_params=params,
+                      speculation=spec.speculation,
                       deadline_factor=spec.deadline_factor, progress=spec.progress,
                       deadline=spec.deadline, blacklist=parse_blacklist(spec.blacklist))
     row = summarize(result)
+    row["policy"] = spec.policy
     row["seed"] = spec.seed
     row["tasks"] = int(workload.n_tasks)
     row["wall_seconds"] = round(result.wall_seconds, 3)
