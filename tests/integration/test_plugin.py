@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from hedge.model import ClusterFacts
+from hedge.policy.params import policy_params
 from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry
 from tests.integration.plugin_support import (
@@ -79,6 +80,74 @@ def test_decisions_equal_the_policy_replayed_on_the_recorded_snapshots(server, t
     assert kinds[0] is False and all(kinds[1:])  # one full snapshot, then deltas
     assert sorted(replayed) == [2, 9]
     assert sorted(task for _, task in run.copies()) == [2, 9]
+
+
+# one speculative attempt at a time per job (Hadoop's formula: max(1, 0 x tasks, 0 x running))
+ONE_AT_A_TIME = {"mapreduce.job.speculative.minimum-allowed-tasks": "1",
+                 "mapreduce.job.speculative.speculative-cap-total-tasks": "0.0",
+                 "mapreduce.job.speculative.speculative-cap-running-tasks": "0.0"}
+
+
+def _applied(frame: Path) -> str:
+    """What the shim carried out for this frame's answer (JOB-SEQ.applied, ActionLimits)."""
+    return frame.with_suffix(".applied").read_text().replace(" ", "")
+
+
+def test_limited_actions_are_identical_in_the_shim_and_replayed_in_python(server,
+                                                                          tmp_path) -> None:
+    # Issue 17: the limits of hedge.policy.limits, in the server (and the simulator) and in
+    # the shim's ActionLimits, on the same recorded frames. The cap allows one copy at a time
+    # and both stragglers are flagged together.
+    serve, token = server
+    record = tmp_path / "frames"
+    record.mkdir()
+    conf = {"hedge.debug.record.dir": str(record), "hedge.policy": "static",
+            "hedge.static.estimator": "jvm", **ONE_AT_A_TIME}
+    run = run_harness(harness_args(f"127.0.0.1:{serve.port}", token, "--maps", "16",
+                                   "--straggler", "2:3", "--straggler", "9:5", conf=conf))
+    frames = sorted(record.glob("*.req"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    assert len(frames) > 10, run.stdout[-1500:] + run.stderr[-1500:]
+    assert "'mapreduce.job.speculative.minimum-allowed-tasks': '1'" in serve.log.read_text()
+    registry = SessionRegistry(Limits(), lambda nodes, t, f: ClusterFacts(max(t, 0), max(f, 0)))
+    params = {"estimator": "jvm", **ONE_AT_A_TIME}
+    limited = registry.open("replay", "static", policy_params("static", params))
+    free = registry.open("free", "static", policy_params(
+        "static", {**params, "hedge.caps.enforce": "false"}))
+    cut = 0
+    for frame in frames:
+        data = frame.read_bytes()
+        header, body = data[:wire.REQUEST.size], data[wire.REQUEST.size:]
+        actions = limited.decide(wire.decode_request(header, body))
+        wanted = free.decide(wire.decode_request(header, body))
+        expected = (f"tasks={actions.speculate_task.tolist()}\n"
+                    f"copies={actions.speculate_copies.tolist()}\n"
+                    f"kills={actions.kill_attempt.tolist()}\n").replace(" ", "")
+        assert _applied(frame) == expected, frame.name  # the shim's cut = Python's
+        assert f"tasks={actions.speculate_task.tolist()}".replace(" ", "") in \
+            frame.with_suffix(".resp").read_text().replace(" ", "")  # = the server's answer
+        cut += len(set(wanted.speculate_task.tolist()) - set(actions.speculate_task.tolist()))
+    assert cut > 0  # the cap did bind: without it the policy would have copied more at once
+    # Only task 2 is copied: the detector policies remember a task they asked to copy as
+    # copied even when the AM's cap drops the request (DetectorPolicy._copied), so 9 is not
+    # asked for again once the cap has room. This happened on a cluster before the limits
+    # moved to Python too; the simulator now shows it as well (a policy-side limitation).
+    assert [task for _, task in run.copies()] == [2]
+
+
+def test_a_switched_off_task_type_gets_no_copy_from_the_server(server, tmp_path) -> None:
+    # mapreduce.map.speculative=false: the server must not decide map copies (it did, and the
+    # shim dropped them); a straggler map keeps running alone
+    serve, token = server
+    record = tmp_path / "frames"
+    record.mkdir()
+    run = run_harness(harness_args(f"127.0.0.1:{serve.port}", token, "--maps", "8",
+                                   "--straggler", "3:3",
+                                   conf={"hedge.debug.record.dir": str(record),
+                                         "mapreduce.map.speculative": "false"}))
+    answers = [p.read_text() for p in record.glob("*.resp")]
+    assert len(answers) > 5 and all("tasks=[]" in a for a in answers)
+    assert run.copies() == [] and run.done()[0]["completed"] == "true"
+    assert "'mapreduce.map.speculative': 'false'" in serve.log.read_text()
 
 
 def test_fifty_concurrent_application_masters(server) -> None:

@@ -57,16 +57,26 @@ final class ActionLimits {
   }
 
   /**
-   * The settings as key=value lines under their property names: sent with the policy
-   * parameters when a session opens, so the server cuts its answers to the same limits.
+   * The settings that differ from Hadoop's defaults as key=value lines under their property
+   * names: sent with the policy parameters when a session opens, so the server cuts its
+   * answers to the same limits (it takes Hadoop's defaults for the others).
    */
   String params() {
-    return MRJobConfig.MAP_SPECULATIVE + "=" + mapSpeculative + "\n"
-        + MRJobConfig.REDUCE_SPECULATIVE + "=" + reduceSpeculative + "\n"
-        + MRJobConfig.SPECULATIVECAP_RUNNING_TASKS + "=" + capRunning + "\n"
-        + MRJobConfig.SPECULATIVECAP_TOTAL_TASKS + "=" + capTotal + "\n"
-        + MRJobConfig.SPECULATIVE_MINIMUM_ALLOWED_TASKS + "=" + minimumAllowed + "\n"
-        + HedgeConf.ENFORCE_CAPS + "=" + enforceCaps + "\n";
+    ActionLimits d = of(new Configuration(false));
+    StringBuilder sb = new StringBuilder();
+    line(sb, MRJobConfig.MAP_SPECULATIVE, mapSpeculative, d.mapSpeculative);
+    line(sb, MRJobConfig.REDUCE_SPECULATIVE, reduceSpeculative, d.reduceSpeculative);
+    line(sb, MRJobConfig.SPECULATIVECAP_RUNNING_TASKS, capRunning, d.capRunning);
+    line(sb, MRJobConfig.SPECULATIVECAP_TOTAL_TASKS, capTotal, d.capTotal);
+    line(sb, MRJobConfig.SPECULATIVE_MINIMUM_ALLOWED_TASKS, minimumAllowed, d.minimumAllowed);
+    line(sb, HedgeConf.ENFORCE_CAPS, enforceCaps, d.enforceCaps);
+    return sb.toString();
+  }
+
+  private static void line(StringBuilder sb, String key, Object value, Object standard) {
+    if (!value.equals(standard)) {
+      sb.append(key).append('=').append(value).append('\n');
+    }
   }
 
   boolean speculates(boolean map) {

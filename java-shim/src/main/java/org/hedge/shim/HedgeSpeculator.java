@@ -104,7 +104,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.client = client;
     this.policy = conf.getTrimmed(HedgeConf.POLICY, "");
     this.limits = ActionLimits.of(conf);
-    // the job's speculation settings travel with the policy parameters (reserved names)
+    // the job's speculation settings unlike Hadoop's defaults travel with the policy
+    // parameters (under their property names, which no parameter has)
     this.policyParams = paramsOf(conf, policy) + limits.params();
     this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
     this.scanIntervalMs = Math.max(10, conf.getLong(HedgeConf.SCAN_INTERVAL_MS,

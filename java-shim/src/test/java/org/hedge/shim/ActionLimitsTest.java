@@ -75,10 +75,9 @@ class ActionLimitsTest {
     conf.setInt("mapreduce.job.speculative.minimum-allowed-tasks", 1);
     conf.setBoolean(HedgeConf.ENFORCE_CAPS, false);
     ActionLimits set = ActionLimits.of(conf);
+    assertEquals("", defaults.params()); // Hadoop's defaults: nothing to send
     assertEquals("mapreduce.map.speculative=false\n"
-        + "mapreduce.reduce.speculative=true\n"
         + "mapreduce.job.speculative.speculative-cap-running-tasks=1.0E-4\n"
-        + "mapreduce.job.speculative.speculative-cap-total-tasks=0.01\n"
         + "mapreduce.job.speculative.minimum-allowed-tasks=1\n"
         + "hedge.caps.enforce=false\n", set.params());
     assertEquals(Integer.MAX_VALUE, set.room(10, 10, 5));
