@@ -59,8 +59,10 @@ def _params(strategy: str, n_tasks: int, deadline: float, t_min: float, beta: fl
     """Validated parameters (HedgeError naming the bad value otherwise)."""
     if strategy not in STRATEGIES:
         raise HedgeError(f"strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
-    if int(n_tasks) != n_tasks or n_tasks < 1:
-        raise HedgeError(f"n_tasks = {n_tasks!r}: expected a positive integer")
+    # at most 2^53: the model computes in float64 (a larger int reached numpy as a Python
+    # object and failed inside np.log)
+    if int(n_tasks) != n_tasks or not 1 <= n_tasks <= 2**53:
+        raise HedgeError(f"n_tasks = {n_tasks!r}: expected a positive integer <= 2^53")
     if not t_min > 0:
         raise HedgeError(f"t_min = {t_min!r}: expected a positive minimum run time")
     if not beta > 0:

@@ -185,7 +185,11 @@ def decode(data: bytes, source: str = "mapping") -> Mapping:
         raise HedgeError(f"{source}: group table needs {table_bytes} bytes, body has "
                          f"{body_length}; {rebuild}")
     group_reducer = np.frombuffer(body[: 4 * groups], dtype=">u4").astype(np.int64)
-    group_count = np.frombuffer(body[4 * groups: table_bytes], dtype=">u8").astype(np.int64)
+    raw_counts = np.frombuffer(body[4 * groups: table_bytes], dtype=">u8")
+    if groups and raw_counts.max() >= 2**63:  # int64 arithmetic below; no real count is
+        raise HedgeError(f"{source}: a group count is {int(raw_counts.max())}, expected "
+                         f"< 2^63 records; {rebuild}")
+    group_count = raw_counts.astype(np.int64)
     keys, key_reducers, key_counts = _decode_heavy(body, table_bytes, heavy, source, rebuild)
     mapping = Mapping(reducers, scale, group_reducer, group_count, keys,
                       np.array(key_reducers, dtype=np.int64), np.array(key_counts, dtype=np.int64),
@@ -207,6 +211,9 @@ def _decode_heavy(body: memoryview, at: int, heavy: int, source: str, rebuild: s
             raise HedgeError(f"{source}: heavy-key table ends early at entry {i} of {heavy}; "
                              f"{rebuild}")
         reducer, count, length = entry.unpack_from(body, at)
+        if count >= 2**63:
+            raise HedgeError(f"{source}: heavy key {i} has a count of {count}, expected < 2^63 "
+                             f"records; {rebuild}")
         at += entry.size
         if at + length > len(body):
             raise HedgeError(f"{source}: heavy key {i} ({length} bytes) runs past the end of "

@@ -64,10 +64,10 @@ def read(path: Path, *, block_bytes: float = 128 * MiB, reduce_bytes: float = 10
     t = read_table(path, names, types, delimiter="\t", include=COLUMNS)
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in NUMERIC}
     for name in NUMERIC:
-        bad = np.flatnonzero(np.isnan(cols[name]) | (cols[name] < 0))
+        bad = np.flatnonzero(~np.isfinite(cols[name]) | (cols[name] < 0))  # inf: no arrival
         if len(bad):
             raise HedgeError(f"{where(path, line_of_row(path, int(bad[0])), name)}: expected a "
-                             f"number >= 0, found {cols[name][bad[0]]!r}")
+                             f"finite number >= 0, found {float(cols[name][bad[0]])!r}")
     size_in, shuffle, out = (cols["map_input_bytes"], cols["shuffle_bytes"],
                              cols["reduce_output_bytes"])
     maps_f = np.maximum(1, np.ceil(size_in / block_bytes))

@@ -37,8 +37,12 @@ _RANGES = {
     "jobs": "an integer >= 1", "tasks": "an integer >= 1", "reduces": "an integer >= 0",
     "dist": "uniform, constant, pareto:<shape > 1> or lognormal:<sigma > 0>",
     "mean": "a number > 0 (seconds)", "straggler_ratio": "a number in [0, 1]",
-    "slowdown": "lo:hi with 1 <= lo <= hi", "rate": "a number >= 0 (jobs per second)",
+    "slowdown": "lo:hi with 1 <= lo <= hi",
+    "rate": "0 or a number >= 1e-8 (jobs per second)",
 }
+
+
+MIN_RATE = 1e-8
 
 
 def _bad(key: str, value: str) -> HedgeError:
@@ -54,7 +58,9 @@ def _parse_value(key: str, value: str) -> object:
             return number
         if key in ("mean", "rate", "straggler_ratio"):
             number = float(value)
-            ok = {"mean": number > 0, "rate": number >= 0,
+            # a rate below MIN_RATE spaces jobs by more than 1e8 s (1e-320 made 1/rate
+            # infinite and stalled the simulator)
+            ok = {"mean": number > 0, "rate": number == 0 or number >= MIN_RATE,
                   "straggler_ratio": 0 <= number <= 1}[key]
             if not (ok and np.isfinite(number)):
                 raise ValueError
