@@ -14,7 +14,7 @@ from hedge.sim.metrics import summarize
 from hedge.sim.results import KILLED, NORMAL, WON, SimResult
 from hedge.traces.workload import Workload
 
-POLICIES = ["none", "hadoop", "late", "mantri", "dolly", "spark"]
+POLICIES = ["none", "hadoop", "late", "mantri", "dolly", "spark", "hedge-auto"]
 
 
 def random_workload(seed: int, jobs: int = 12, stragglers: float = 0.15) -> Workload:
@@ -150,7 +150,7 @@ def test_scan_gates_do_not_change_results(policy, params, seed):
 
 @pytest.mark.parametrize("policy", ["adaptive", "fresh-score", "fresh-rate", "window",
                                     "hete-aware", "chronos-clone", "chronos-restart",
-                                    "chronos-resume", "replicate"])
+                                    "chronos-resume", "replicate", "hedge-auto"])
 def test_policies_with_per_scan_state_stay_ungated(policy):
     assert getattr(create(policy), "needs_scan", None) is None
 

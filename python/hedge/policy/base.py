@@ -32,6 +32,7 @@ POLICY_MODULES = [
     "hedge.policy.window",
     "hedge.policy.chronos",
     "hedge.policy.replicate",
+    "hedge.policy.auto",
 ]
 
 _REGISTRY: dict[str, type[Policy]] = {}

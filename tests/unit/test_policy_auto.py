@@ -1,0 +1,90 @@
+"""hedge-auto on hand-built snapshots: it copies where a copy pays, and only there."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.policy import create
+
+R = AttemptState.RUNNING
+DONE = [10.0, 11.0, 9.0, 10.5, 9.5]  # completed maps: median 10 s
+
+
+def snapshot(now: float, rows: list[tuple], free: int = 90, total: int = 100,
+             done: list[float] = DONE, speed: list[float] | None = None) -> Snapshot:
+    """rows: (task, progress at now, node[, speculative, input bytes]); each attempt started
+    at 0, reported progress 0.01 at 1 s (JVM start) and ``progress`` at ``now``."""
+    cols: dict[str, list] = {c: [] for c in AttemptTable.COLUMNS}
+    for i, (task, progress, node, *rest) in enumerate(rows):
+        spec = rest[0] if rest else False
+        start = now - 2.0 if spec else 0.0
+        values = {"task": task, "attempt": 100 + i, "task_type": MAP, "state": R, "node": node,
+                  "start": start, "first_progress_time": start + 1.0, "first_progress": 0.01,
+                  "progress": progress, "report_sent": now, "report_received": now,
+                  "bytes_processed": 0.0, "input_bytes": rest[1] if len(rest) > 1 else np.nan,
+                  "speculative": spec}
+        for key, value in values.items():
+            cols[key].append(value)
+    job = JobFacts("job", 0.0, 20, 0, completed_map_runtimes=np.asarray(done))
+    cluster = ClusterFacts(total_slots=total, free_slots=free,
+                           node_speed=np.asarray(speed if speed else []))
+    return Snapshot(now=now, job=job, attempts=AttemptTable(**cols), cluster=cluster)
+
+
+def test_the_last_slow_task_is_copied_away_from_its_node() -> None:
+    # task 7 at 20 s has 10 % done: about 180 s left where a copy takes about 10-20 s
+    s = snapshot(20.0, [(7, 0.1, 3), (8, 0.95, 4)], speed=[1.0, 1.0, 1.5, 1.0, 1.0])
+    a = create("hedge-auto").decide(s)
+    assert a.speculate_task.tolist() == [7]
+    assert a.avoid_nodes.tolist() == [3] and a.prefer_node.tolist() == [2]
+
+
+def test_nothing_is_copied_while_too_few_tasks_completed() -> None:
+    a = create("hedge-auto").decide(snapshot(20.0, [(7, 0.1, 3)], done=[10.0]))
+    assert len(a.speculate_task) == 0 and a.next_scan_in == math.inf and a.wake_on_completion
+
+
+def test_a_task_that_is_not_last_is_not_copied() -> None:
+    # task 8 is even slower: copying 7 would not shorten the job, copying 8 would
+    a = create("hedge-auto").decide(snapshot(20.0, [(7, 0.2, 3), (8, 0.05, 4)]))
+    assert a.speculate_task.tolist() == [8]
+
+
+def test_a_busy_cluster_raises_the_bar() -> None:
+    s = snapshot(20.0, [(7, 0.5, 3)], free=0)  # 20 s left, a copy ~10-15 s: little to gain
+    assert len(create("hedge-auto").decide(s).speculate_task) == 0
+    s = snapshot(20.0, [(7, 0.5, 3)], free=100)  # the same on an idle cluster: worth it
+    assert create("hedge-auto").decide(s).speculate_task.tolist() == [7]
+
+
+def test_a_task_slow_because_of_its_input_is_not_copied() -> None:
+    rows = [(7, 0.1, 3, False, 5e9), (8, 0.9, 4, False, 1e9), (9, 0.9, 5, False, 1e9)]
+    assert len(create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task) == 0
+    rows[0] = (7, 0.1, 3, False, 1.1e9)  # about its peers' input: slow for another reason
+    assert create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task.tolist() == [7]
+
+
+def test_copies_that_lose_teach_it_to_stop() -> None:
+    policy = create("hedge-auto")
+    races = 0
+    for task in range(6):  # each race: the copy falls behind, then the task completes
+        now = 20.0 + 10 * task
+        if not policy.decide(snapshot(now, [(task, 0.1, 3)])).speculate_task.size:
+            break
+        races += 1
+        policy.decide(snapshot(now + 1, [(task, 0.5, 3), (task, 0.01, 4, True)]))
+        policy.decide(snapshot(now + 2, []))  # completed: gone from the snapshot
+    assert 1 <= races <= 4 and policy.lam_estimate < 0.3  # it started at 0.8
+    assert not policy.decide(snapshot(80.0, [(9, 0.3, 3)])).speculate_task.size
+    # the same task to a policy that has seen no race: copied
+    assert create("hedge-auto").decide(snapshot(80.0, [(9, 0.3, 3)])).speculate_task.size == 1
+
+
+def test_a_copied_task_gets_no_second_copy() -> None:
+    policy = create("hedge-auto")
+    assert policy.decide(snapshot(20.0, [(7, 0.1, 3)])).speculate_task.tolist() == [7]
+    again = policy.decide(snapshot(22.0, [(7, 0.11, 3), (7, 0.0, 4, True)]))
+    assert len(again.speculate_task) == 0
