@@ -388,6 +388,7 @@ SHARED_SEEDS = (
     ("mrv1", "hadoop_testdata/rumen_small-trace-test/mr2_jobhistory_job_201002080801_40864"
      ".gz", 100_000, "text:kv"),
     ("tr", "hawk_eagle_tr_traces/GOOG_subtrace.tr.gz", 20, "text: "),
+    ("spark", "spark_eventlogs/application_1578436911597_0052", 100_000, "json:0"),
 )
 
 TEST_SEEDS = (
