@@ -24,6 +24,7 @@ import numpy as np
 from hedge.errors import HedgeError
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.truth import Truth
 
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
@@ -33,6 +34,7 @@ POLICY_MODULES = [
     "hedge.policy.chronos",
     "hedge.policy.replicate",
     "hedge.policy.auto",
+    "hedge.policy.oracle",
 ]
 
 _REGISTRY: dict[str, type[Policy]] = {}
@@ -72,6 +74,14 @@ class Policy(abc.ABC):
     # (free slots, other jobs) alone never make it act, and skipped scans do not matter to
     # its state. The simulator then skips such scans (results must stay bit-identical).
     scan_idempotent: ClassVar[bool] = False
+    # Simulator only (default False): before each ``decide`` the simulator calls ``see`` with
+    # the ground truth of that snapshot (``hedge.model.truth.Truth``: true remaining times,
+    # what a copy would take). A reference that bounds what any policy can gain; no AM can
+    # provide it, so such a policy must also set ``live_am_supported = False``.
+    clairvoyant: ClassVar[bool] = False
+
+    def see(self, truth: Truth) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Receive the ground truth of the next snapshot (only if ``clairvoyant``)."""
 
     @abc.abstractmethod
     def decide(self, snapshot: Snapshot) -> Actions:

@@ -55,6 +55,7 @@ from hedge.model import (
     Snapshot,
 )
 from hedge.model.batch import SlotView
+from hedge.model.truth import Truth
 from hedge.policy import create
 from hedge.policy.limits import SpeculationSettings, limit
 from hedge.policy.params import split_settings
@@ -204,6 +205,7 @@ class Simulator:
         self._gate = probe.needs_scan if gates else None
         self._slot_gate = probe.needs_scan_slots if self._gate is not None else None
         self._idempotent = bool(probe.scan_idempotent) and gates
+        self._clairvoyant = bool(probe.clairvoyant)
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -332,6 +334,10 @@ class Simulator:
         pools = wl.copy_pools if cfg.straggler_ratio <= 0 else None
         self._copy_pools = None if pools is None else (
             pools.values, pools.start[perm], pools.size[perm])
+        # a clairvoyant policy is told each task's copy slowdown before the copy runs
+        self._known_copy_factor = None
+        if self._clairvoyant:
+            self._known_copy_factor = self._copy_factors(np.arange(n))
         self._view: SlotView | None = None  # the gates' view of the slots (_gated)
 
     def _deadlines(self, sizes: np.ndarray) -> np.ndarray:
@@ -569,6 +575,8 @@ class Simulator:
             policy = self.j_policy.get(j)
             if policy is None:
                 policy = self.j_policy[j] = create(self.policy_name, **self.policy_params)
+            if self._clairvoyant:
+                policy.see(self._truth(t, j, rows[part], snapshot))
             actions = policy.decide(snapshot)
             self.scans += 1
             self._apply(t, j, actions, snapshot)
@@ -725,6 +733,14 @@ class Simulator:
         if self._input_nodes is not None:
             facts.input_nodes = self._input_nodes[off:off + nm + int(self.j_nred[j])]
         return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)
+
+    def _truth(self, t: float, j: int, rows: np.ndarray, snapshot: Snapshot) -> Truth:
+        """The ground truth of one job's snapshot (running rows first, as in ``_snapshot``)."""
+        off, n = int(self.j_off[j]), int(self.j_nmaps[j] + self.j_nred[j])
+        remaining = np.full(len(snapshot.attempts), np.inf)
+        remaining[:len(rows)] = self.live.end[rows] - t
+        work = self.t_base[off:off + n] * self._known_copy_factor[off:off + n]
+        return Truth(remaining=remaining, copy_time=work + self.cluster.startup)
 
     # ------------------------------------------------------------------ applying actions
     def _apply(self, t: float, j: int, actions: Actions, snapshot: Snapshot) -> None:
@@ -984,8 +1000,10 @@ class Simulator:
         return len(aid)
 
     def _copy_factors(self, tasks: np.ndarray) -> np.ndarray:
-        """Slowdowns of copies of ``tasks``: a draw from the task's pool (a trace model's job
-        and phase), else from every task's factor."""
+        """Slowdowns of copies of ``tasks``: drawn ahead for a clairvoyant policy, else a draw
+        from the task's pool (a trace model's job and phase), else from every task's factor."""
+        if self._known_copy_factor is not None:
+            return self._known_copy_factor[tasks]
         if self._copy_pools is None:
             pool = self._factor_pool
             return pool[self._copy_rng.integers(0, len(pool), len(tasks))]

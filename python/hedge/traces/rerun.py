@@ -17,10 +17,14 @@ measures ``lam`` where a trace shows the same task run twice:
   which of the two finished first. Under ``lam`` the copy wins with probability
   ``P(copy start + d' < original start + d)``, computed by drawing ``e`` from the group (and,
   for an original killed because the copy won, its unknown ``d`` from the group's residuals
-  above what it had already run). The outcomes give a likelihood over ``lam``; its maximum
-  and the values within 1.92 log-units of it (a 95% likelihood-ratio interval) are reported.
+  above what it had already run). The outcomes give a likelihood over ``lam``: its mean under
+  a uniform prior is the estimate, and the values within 1.92 log-units of its maximum (a
+  95% likelihood-ratio interval) are reported with it.
 
-Groups are taken from the tasks' first successful, non-speculative attempts. Residuals of
+A task's expected duration in its group is the group's median, scaled by its input size
+where every task of the group has one (``Centers``): more input is more work, never a
+transient slowdown. Groups are taken from the tasks' first successful, non-speculative
+attempts. Residuals of
 groups with fewer than ``MIN_GROUP`` such tasks are too coarse to use and their pairs are
 left out (counted).
 """
@@ -58,7 +62,7 @@ class RerunEvidence:
 
     @property
     def lam(self) -> float:
-        """The maximum-likelihood ``lam`` of the speculative pairs (NaN without pairs)."""
+        """The ``lam`` the speculative pairs give (``fitted``; NaN without pairs)."""
         return fitted(np.asarray(self.loglik))[0] if self.loglik else math.nan
 
     def as_dict(self) -> dict:
@@ -71,15 +75,71 @@ class RerunEvidence:
                 "lam": _none(self.lam), "lam_low": _none(low), "lam_high": _none(high)}
 
 
+@dataclass
+class Centers:
+    """A task's expected log duration in its group: ``median[g] + beta * log input`` where
+    every task of group g has a known input size (``with_input[g]``), else ``median[g]``.
+
+    A task with more input has more work: ``beta`` (one slope for all groups with known
+    inputs, fitted within groups, clipped to [0, 1]) takes the part of a task's duration its
+    input explains out of its residual, so only the rest can be transient."""
+
+    median: np.ndarray
+    with_input: np.ndarray
+    beta: float
+
+    def of(self, group: np.ndarray, log_input: np.ndarray) -> np.ndarray:
+        x = np.where(self.with_input[group], np.nan_to_num(log_input), 0.0)
+        return self.median[group] + self.beta * x
+
+    @classmethod
+    def fit(cls, log_d: np.ndarray, log_input: np.ndarray, group: np.ndarray,
+            n_groups: int) -> Centers:
+        """From the tasks' log durations, log inputs (NaN unknown) and group codes."""
+        known = np.isfinite(log_input)
+        with_input = np.bincount(group[~known], minlength=n_groups) == 0
+        use = with_input[group]
+        beta = _within_group_slope(log_input[use], log_d[use], group[use], n_groups)
+        y = log_d - beta * np.where(use, log_input, 0.0)
+        median = np.full(n_groups, np.nan)
+        order = np.lexsort((y, group))
+        bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
+        for g in np.flatnonzero(np.diff(bounds)):
+            median[g] = np.median(y[order[bounds[g]:bounds[g + 1]]])
+        return cls(median, with_input, beta)
+
+
+def log_input(values: np.ndarray) -> np.ndarray:
+    """log of input bytes; NaN where unknown or not positive."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(values) & (values > 0), np.log(values), np.nan)
+
+
+def _within_group_slope(x: np.ndarray, y: np.ndarray, group: np.ndarray, n_groups: int) -> float:
+    """Least-squares slope of y on x after removing each group's mean, in [0, 1]."""
+    if len(x) < 3:
+        return 0.0
+    counts = np.maximum(np.bincount(group, minlength=n_groups), 1)
+    dx = x - (np.bincount(group, x, n_groups) / counts)[group]
+    dy = y - (np.bincount(group, y, n_groups) / counts)[group]
+    spread = float(dx @ dx)
+    return float(np.clip(dx @ dy / spread, 0.0, 1.0)) if spread > 0 else 0.0
+
+
 def _none(x: float) -> float | None:
     return None if math.isnan(x) else round(float(x), 4)
 
 
 def fitted(loglik: np.ndarray) -> tuple[float, float, float]:
-    """(maximum-likelihood lam, lowest and highest lam within 1.92 of the maximum)."""
-    best = int(np.argmax(loglik))
-    inside = GRID[loglik >= loglik[best] - 1.92]
-    return float(GRID[best]), float(inside.min()), float(inside.max())
+    """(lam estimate, lowest and highest lam within 1.92 of the maximum likelihood).
+
+    The estimate is the mean of lam under a uniform prior (rounded to the grid's 0.05): the
+    likelihood of a few races is often flat over a range, where its maximum would be an
+    arbitrary edge of the plateau."""
+    weight = np.exp(loglik - loglik.max())
+    mean = float(weight @ GRID / weight.sum())
+    inside = GRID[loglik >= loglik.max() - 1.92]
+    return round(round(mean / 0.05) * 0.05, 2), float(inside.min()), float(inside.max())
 
 
 @dataclass
@@ -92,7 +152,7 @@ class _Tasks:
     ok: np.ndarray
     spec: np.ndarray
     group: np.ndarray  # group (job and phase) of each attempt
-    median: np.ndarray  # per group: median log duration of its tasks' first successes
+    center: np.ndarray  # per attempt: its task's expected log duration (Centers)
     size: np.ndarray  # per group: how many first successes (0: no residuals)
     residuals: list[np.ndarray]  # per group, sorted
 
@@ -110,19 +170,18 @@ def _tasks(table: pa.Table) -> _Tasks:
     ok = (np.asarray(table["state"].to_numpy(zero_copy_only=False)) == "SUCCEEDED")[order]
     spec = table["speculative"].to_numpy(zero_copy_only=False)[order]
     group = _codes(table["job"], table["type"])[order]
+    log_in = log_input(table["input_bytes"].to_numpy()[order])
     first = ok & ~spec & ((end - start) > 0)
     _, _, pos = unique_inverse(np.where(first, task, -1))
     pos = pos[first[pos]]  # the first successful original of each task that has one
     n_groups = int(group.max()) + 1
-    log_d, of = np.log(end[pos] - start[pos]), group[pos]
+    centers = Centers.fit(np.log(end[pos] - start[pos]), log_in[pos], group[pos], n_groups)
+    center = centers.of(group, log_in)
+    r, of = np.log(end[pos] - start[pos]) - center[pos], group[pos]
     order_g = np.argsort(of, kind="stable")
     bounds = np.searchsorted(of[order_g], np.arange(n_groups + 1))
-    residuals, median = [], np.zeros(n_groups)
-    for g in range(n_groups):
-        values = log_d[order_g[bounds[g]:bounds[g + 1]]]
-        median[g] = np.median(values) if len(values) else math.nan
-        residuals.append(np.sort(values - median[g]))
-    return _Tasks(task, start, end, ok, spec, group, median, np.diff(bounds), residuals)
+    residuals = [np.sort(r[order_g[bounds[g]:bounds[g + 1]]]) for g in range(n_groups)]
+    return _Tasks(task, start, end, ok, spec, group, center, np.diff(bounds), residuals)
 
 
 def evidence(table: pa.Table, source: str = "", seed: int = 0) -> RerunEvidence:
@@ -151,8 +210,8 @@ def _complete_reruns(t: _Tasks, result: RerunEvidence) -> None:
             continue
         d1, d2 = t.end[runs[0]] - t.start[runs[0]], t.end[runs[1]] - t.start[runs[1]]
         if d1 > 0 and d2 > 0:
-            r1.append(math.log(d1) - t.median[g])
-            r2.append(math.log(d2) - t.median[g])
+            r1.append(math.log(d1) - t.center[runs[0]])
+            r2.append(math.log(d2) - t.center[runs[1]])
             ratio.append(d2 / d1)
     result.reruns = len(r1)
     if len(r1) >= MIN_RERUNS and np.ptp(r1) > 0:
@@ -188,7 +247,7 @@ def _copy_pairs(t: _Tasks, result: RerunEvidence, rng: np.random.Generator) -> N
 
 def _pair_loglik(t: _Tasks, o: int, c: int, g: int, rng: np.random.Generator) -> np.ndarray:
     """log P(the observed outcome of this pair) at each GRID value."""
-    res, m = t.residuals[g], t.median[g]
+    res, m = t.residuals[g], t.center[o]
     if t.ok[o]:  # the original finished: its residual is known
         r_o = np.full(DRAWS, math.log(max(t.end[o] - t.start[o], 1e-9)) - m)
     else:  # killed (the copy won, or both were lost): it ran at least this long
@@ -205,6 +264,6 @@ def _pair_loglik(t: _Tasks, o: int, c: int, g: int, rng: np.random.Generator) ->
 
 
 def pooled(evidences: list[RerunEvidence]) -> tuple[float, float, float]:
-    """The maximum-likelihood lam over several traces' speculative pairs, with its interval."""
+    """The lam estimate over several traces' speculative pairs, with its interval."""
     total = sum((np.asarray(e.loglik) for e in evidences if e.loglik), np.zeros(len(GRID)))
     return fitted(total)

@@ -1,8 +1,10 @@
 """The straggler model for real traces: how long a copy of a trace task would take.
 
-A trace records one duration ``d`` per task and nothing else about it. Within its *group*
-(the maps, or the reduces, of one job) write ``log d = log m + r`` with ``m`` the group's
-median duration. The model splits the residual ``r`` into the task's own work and a transient
+A trace records one duration ``d`` per task. Within its *group* (the maps, or the reduces, of
+one job) write ``log d = log m + r`` with ``m`` the task's expected duration in its group: the
+group's median, scaled by the task's input size where the trace gives every task's input
+(``hedge.traces.rerun.Centers``: a task with more input has more work, and that part is never
+transient). The model splits the residual ``r`` into the task's own work and a transient
 slowdown (its node, the moment):
 
     inherent work   w = m * exp((1 - lam) * r)      (what any attempt of the task must do)
@@ -12,9 +14,9 @@ slowdown (its node, the moment):
 so the original replays the trace exactly and a copy is the same work under a fresh draw of
 its group's conditions. ``lam`` is the transient share (``hedge.traces.rerun`` measures it):
 
-- ``calibrated`` (the default): ``lam = CALIBRATED_LAMBDA``, fitted by maximum likelihood to
-  the races between an original and its copy that real job histories recorded (which one
-  finished first), see docs/trace-model.md; the evidence is small and the output says so;
+- ``calibrated`` (the default): ``lam = CALIBRATED_LAMBDA``, fitted to the races between an
+  original and its copy that real job histories recorded (which one finished first), see
+  docs/trace-model.md; the evidence is small and the output says so;
 - ``inherent``: ``lam = 0``, a copy takes exactly as long as the original (hedge before this
   model: speculation can only lose);
 - ``transient``: ``lam = 1``, a copy is a fresh draw from its group;
@@ -35,14 +37,15 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import REDUCE
-from hedge.traces.rerun import MIN_GROUP
+from hedge.traces.rerun import MIN_GROUP, Centers, log_input
 from hedge.traces.workload import CopyPools, Workload
 
-# Maximum-likelihood lam of the 37 original/copy races in Hadoop's MRv1 sample job-tracker
-# log (7 copies won; 95% interval 0.65-1.0); Google 2011's 97 tasks that succeeded twice agree
-# (slope of the second run's residual on the first's is negative: nothing persists).
-# Reproduce: `hedge traces model FILE...` (docs/trace-model.md); a test checks this value.
-CALIBRATED_LAMBDA = 0.8
+# lam of the 37 original/copy races in Hadoop's MRv1 sample job-tracker log (7 copies won),
+# input-adjusted: the mean under a uniform prior, 95% likelihood interval 0.2-0.95 (lam <= 0.1
+# is ruled out); Google 2011's 97 tasks that succeeded twice agree that slowness does not
+# persist (negative slope). Reproduce: `hedge traces model FILE...` (docs/trace-model.md);
+# a test checks this value against the fit.
+CALIBRATED_LAMBDA = 0.5
 NAMED = {"calibrated": CALIBRATED_LAMBDA, "inherent": 0.0, "transient": 1.0}
 
 
@@ -61,7 +64,7 @@ class TraceModel:
                "transient: a copy redraws it from the task's job and phase")
         if self.name == "calibrated":
             how += ("; fitted on 37 copy races of one Hadoop MRv1 log, 95% interval "
-                    "0.65-1.0; see docs/trace-model.md")
+                    "0.2-0.95; see docs/trace-model.md")
         return f"{text}{how})"
 
 
@@ -85,9 +88,13 @@ def apply(workload: Workload, model: TraceModel) -> Workload:
     pools a simulator draws copies' slowdowns from. Originals replay their trace times."""
     d = workload.duration
     group = _groups(workload)
-    log_d = np.log(np.where(d > 0, d, 1.0))
-    median = _group_medians(log_d, d > 0, group)
-    r = np.where(d > 0, log_d - median[group], 0.0)
+    positive = d > 0
+    log_d = np.log(np.where(positive, d, 1.0))
+    log_in = log_input(workload.input_bytes)
+    n_groups = int(group.max(initial=-1)) + 1
+    centers = Centers.fit(log_d[positive], log_in[positive], group[positive], n_groups)
+    r = np.where(positive, log_d - centers.of(group, log_in), 0.0)
+    r = np.nan_to_num(r)  # a group whose every task took 0 s has no median
     factor = np.exp(model.lam * r)
     work = np.where(d > 0, d / factor, d)
     pools = _pools(factor, group, workload.task_type)
@@ -99,19 +106,6 @@ def apply(workload: Workload, model: TraceModel) -> Workload:
 def _groups(workload: Workload) -> np.ndarray:
     """Group index of every task: job * 2 + phase (MAP 0, REDUCE 1)."""
     return workload.task_job * 2 + (workload.task_type == REDUCE)
-
-
-def _group_medians(log_d: np.ndarray, valid: np.ndarray, group: np.ndarray) -> np.ndarray:
-    n = int(group.max(initial=-1)) + 1
-    median = np.zeros(n)
-    order = np.lexsort((log_d, ~valid, group))  # by group, valid first, then by value
-    counts = np.bincount(group[valid], minlength=n)
-    starts = np.searchsorted(group[order], np.arange(n))
-    has = counts > 0
-    lo = starts[has] + (counts[has] - 1) // 2
-    hi = starts[has] + counts[has] // 2
-    median[has] = (log_d[order][lo] + log_d[order][hi]) / 2
-    return median
 
 
 def _pools(factor: np.ndarray, group: np.ndarray, task_type: np.ndarray) -> CopyPools:

@@ -1,0 +1,65 @@
+"""``oracle``: the clairvoyant reference, simulator only: what speculation could gain at most.
+
+Before each scan the simulator tells it the truth (``hedge.model.truth.Truth``): how long
+each running attempt still needs and what a copy launched now would take. Per task type, it
+walks the running tasks from the one that would finish last: a task is copied when its copy
+would end before the task would (by more than ``margin`` seconds, the scheduler's delay to
+place the copy) and the task would otherwise be the type's last to finish, so the copy
+shortens the job; it stops at the first task that does not pay, since every task after it
+ends sooner still. It never kills and never copies a task twice.
+
+Its only blind spots are the copy's node (it assumes a typical one; the copy may land on a
+slower or busier node) and the wait for a free slot; it is a bound on what a policy can
+gain from copies, the "physical limit" line on a comparison, not a policy to run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.model.truth import Truth
+from hedge.policy.base import Policy, register
+
+
+@register
+class Oracle(Policy):
+    """Copies exactly the tasks whose copy ends first and shortens the job (see module)."""
+
+    name = "oracle"
+    clairvoyant = True
+    live_am_supported = False
+    live_am_reason = ("it needs the true remaining time of every attempt, which only a "
+                      "simulator knows; it exists to bound what any policy can gain")
+
+    def __init__(self, margin: float = 1.0) -> None:
+        self.margin = float(margin)
+        self._truth: Truth | None = None
+        self._copied: set[int] = set()
+
+    def see(self, truth: Truth) -> None:
+        self._truth = truth
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        truth, a = self._truth, snapshot.attempts
+        if truth is None:
+            return Actions()
+        running = a.state == AttemptState.RUNNING
+        chosen: list[int] = []
+        for task_type in (MAP, REDUCE):
+            rows = np.flatnonzero(running & (a.task_type == task_type))
+            tasks, where = np.unique(a.task[rows], return_inverse=True)
+            left = np.full(len(tasks), np.inf)  # a task ends with its first attempt to end
+            np.minimum.at(left, where, truth.remaining[rows])
+            order = np.argsort(-left, kind="stable")
+            for k, i in enumerate(order):
+                task = int(tasks[i])
+                after = left[order[k + 1]] if k + 1 < len(order) else 0.0
+                if task in self._copied:
+                    continue  # already racing: look at the next one
+                copy = float(truth.copy_time[task]) + self.margin
+                if not (copy < left[i] and left[i] > after):
+                    break
+                chosen.append(task)
+                self._copied.add(task)
+        return Actions(speculate_task=chosen)

@@ -1,0 +1,54 @@
+"""The clairvoyant oracle: in the simulator it copies only where the copy wins; no AM runs it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.policy import create
+from hedge.server.session import Limits, SessionRegistry
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.engine import simulate
+from hedge.sim.metrics import summarize
+from hedge.traces.workload import Workload
+
+CLUSTER = ClusterConfig(nodes=20, slots=2, startup=1.0)
+
+
+def stragglers(transient: bool) -> Workload:
+    """Jobs of 10 tasks of 20 s, every fifth task 5x slow: transient (a copy runs at the
+    normal speed) or its own work (``inherent``: a copy is as slow)."""
+    rng = np.random.default_rng(3)
+    wl = Workload.from_jobs([f"j{i}" for i in range(6)], np.arange(6) * 30.0,
+                            [rng.uniform(18, 22, 10) for _ in range(6)])
+    slow = np.arange(wl.n_tasks) % 5 == 0
+    if transient:
+        wl.straggler_factor[slow] = 5.0
+        wl.copy_pools = None  # copies draw from all factors: mostly 1
+    else:
+        wl.duration[slow] *= 5.0
+    return wl
+
+
+def test_every_oracle_copy_wins_and_no_policy_beats_it() -> None:
+    wl = stragglers(transient=True)
+    rows = {p: summarize(simulate(wl, p, CLUSTER, seed=1)) for p in
+            ("none", "hadoop", "hedge-auto", "oracle")}
+    oracle = rows["oracle"]
+    assert oracle["copies_launched"] > 0
+    assert oracle["copies_won"] == oracle["copies_launched"]
+    for policy in ("none", "hadoop", "hedge-auto"):
+        assert oracle["mean_job_time"] <= rows[policy]["mean_job_time"] + 1e-9, policy
+
+
+def test_with_nothing_to_gain_the_oracle_copies_nothing() -> None:
+    row = summarize(simulate(stragglers(transient=False), "oracle", CLUSTER, seed=1))
+    assert row["copies_launched"] == 0 and row["wasted_s"] == 0
+
+
+def test_hedge_serve_refuses_the_oracle() -> None:
+    registry = SessionRegistry(Limits(), lambda nodes, t, f: None)
+    with pytest.raises(HedgeError, match="only a simulator knows"):
+        registry.open("job_1", "oracle", {})
+    assert create("oracle").clairvoyant and not create("hadoop").clairvoyant
