@@ -1,7 +1,8 @@
 """``hedge-auto``: copy a task only where the copy is expected to pay for its slot time.
 
 Per task type, once ``min_completed`` tasks of it have completed (their run times ``D``, median
-``m``, residuals ``e = log(D / m)``), each running task with one live attempt is judged:
+``m``, residuals ``e = log(D / m)``; until then the estimated run times of at least twice as
+many running originals stand in for ``D``), each running task with one live attempt is judged:
 
 - its remaining time ``R`` and total run time ``T`` from the JVM-aware rate estimate (the
   rate measured from the first progress report, so JVM start-up does not look like slowness);
@@ -9,13 +10,15 @@ Per task type, once ``min_completed`` tasks of it have completed (their run time
   exp((1 - lam) * log(T / m) + lam * e)`` over every completed residual ``e`` (an exact
   expectation over the empirical distribution, no random draw), for each ``lam`` of a grid
   weighted by this job's belief about ``lam`` (below);
-- the job's own horizon ``H``: the longest remaining time of the other running tasks of its
-  type (and ``m`` while a task of the type still waits for a slot): saving time on a task
-  that would not be last does not shorten the job;
-- **benefit** ``B = E[(R - max(C, H))+]``: seconds of job time the copy saves;
-  **cost** ``K = cost_weight * busy * E[min(C, R)]``: the copy's slot-seconds, weighted by the
-  share of the cluster's slots in use (``assumed_busy`` when the AM does not know);
-- **copy** when ``B > K`` and ``B >= min_saving``; at most one copy per task.
+- the type's finish ``F`` (the longest remaining time of its running tasks): copying the K
+  slowest candidates brings it to ``max(the copies' ends, the longest remaining time of the
+  tasks not copied, m while a task still waits for a slot)``; saving time on a task that
+  would not be last does not shorten the job;
+- **benefit** ``B(K) = E[F - that]``: seconds of the type's finish the K copies save;
+  **cost** ``K(K) = cost_weight * busy * sum E[min(C, R)]``: the copies' slot-seconds,
+  weighted by the share of the cluster's slots in use (``assumed_busy`` when unknown);
+- **copy** the K slowest for the K with the largest ``B - K > 0`` (and ``B >= min_saving``);
+  at most one copy per task.
 
 Two guards keep it from wasting:
 
@@ -26,6 +29,8 @@ Two guards keep it from wasting:
   ``lam`` (width ``prior_width``) and is updated by Bayes' rule with every race of this job
   (P(the copy wins) under each ``lam``), so a job whose copies lose (its slowness is the
   tasks' own work: nothing to gain) believes ``lam`` near 0 after a few races and stops.
+  Until ``probe_races`` races of the job have ended, no more than that many copies run at
+  once: the model is probed before it is trusted with many slots.
 
 Placement: copies avoid the nodes their originals run on (``avoid_nodes``) and prefer the
 fastest node the node ranking knows (``prefer_node``), where it knows one. Every decision is
@@ -42,9 +47,11 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
+from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
 log = logging.getLogger("hedge.policy.auto")
 LAMBDAS = np.linspace(0.0, 1.0, 11)  # the lam values the belief is kept over
+MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 
 
 @register
@@ -54,18 +61,20 @@ class HedgeAuto(Policy):
     - ``cost_weight``: seconds of job time one slot-second of a copy must buy on a fully
       busy cluster (scaled by the share of busy slots);
     - ``assumed_busy``: the busy share used when the AM does not report slots (live AM);
-    - ``lam``: the transient share of a task's slowness (the calibrated trace model's 0.8);
+    - ``lam``: the prior transient share of a task's slowness (the calibrated trace model's);
     - ``min_completed``: completed tasks of a type needed before its tasks are judged;
     - ``min_saving``: the smallest expected saving (s) worth a copy;
     - ``skew_ratio``: input at least this many times its type's median: skew, no copy;
-    - ``prior_width``: the spread of the prior belief about ``lam`` (a normal's sigma).
+    - ``prior_width``: the spread of the prior belief about ``lam`` (a normal's sigma);
+    - ``probe_races``: copies a job may have in flight before that many races have ended.
     """
 
     name = "hedge-auto"
 
-    def __init__(self, cost_weight: float = 1.0, assumed_busy: float = 0.5, lam: float = 0.8,
+    def __init__(self, cost_weight: float = 0.5, assumed_busy: float = 0.5,
+                 lam: float = CALIBRATED_LAMBDA,
                  min_completed: int = 3, min_saving: float = 1.0, skew_ratio: float = 1.5,
-                 prior_width: float = 0.2) -> None:
+                 prior_width: float = 0.2, probe_races: int = 2) -> None:
         self.cost_weight = float(cost_weight)
         self.assumed_busy = float(assumed_busy)
         self.lam = float(lam)
@@ -73,9 +82,11 @@ class HedgeAuto(Policy):
         self.min_saving = float(min_saving)
         self.skew_ratio = float(skew_ratio)
         self.prior_width = float(prior_width)
+        self.probe_races = int(probe_races)
         # copied task -> [P(copy wins) under each LAMBDAS value, copy ahead at the last scan]
         self._races: dict[int, list] = {}
         self._log_belief = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
+        self._settled = 0  # races of this job that have ended
 
     @property
     def belief(self) -> np.ndarray:
@@ -98,9 +109,8 @@ class HedgeAuto(Policy):
         chosen: list[int] = []
         judged = False
         for task_type in (MAP, REDUCE):
-            done = snapshot.job.completed_runtimes(task_type)
-            done = done[done > 0]
             of_type = (a.state == AttemptState.RUNNING) & (a.task_type == task_type)
+            done = self._typical_runtimes(snapshot, task_type, of_type, remaining)
             if len(done) < self.min_completed or not of_type.any():
                 continue
             judged = True
@@ -115,41 +125,82 @@ class HedgeAuto(Policy):
 
     def _judge(self, snapshot: Snapshot, task_type: int, done: np.ndarray, of_type: np.ndarray,
                per_task: np.ndarray, remaining: np.ndarray) -> list[int]:
-        """The tasks of one type worth a copy now."""
-        a, now = snapshot.attempts, snapshot.now
+        """The tasks of one type worth a copy now: the K slowest candidates, for the K whose
+        expected saving of the type's finish time exceeds their copies' cost by most."""
+        a = snapshot.attempts
+        rows = self._candidates(snapshot, of_type, per_task, remaining)
+        if not len(rows):
+            return []
         m = float(np.median(done))
         residual = np.log(done / m)
+        left = remaining[rows]
+        total = np.maximum(snapshot.now - a.start[rows] + left, 1e-9)
+        lam = LAMBDAS[:, None, None]  # axes: lam, candidate, completed residual
+        copy = m * np.exp((1 - lam) * np.log(total / m)[None, :, None] + lam * residual)
+        race = np.minimum(copy, left[None, :, None])  # the copy's slot time, and its end
+        belief = self.belief
+        # the type's finish without a copy, and what bounds it once the top K are copied:
+        # the running tasks of the type outside the top K (all of them, not only
+        # candidates), and a task still waiting for a slot (about m more)
+        finish = float(np.nanmax(remaining[of_type]))
+        outside = np.sort(np.where(np.isin(np.flatnonzero(of_type), rows), -np.inf,
+                                   remaining[of_type]))[::-1]
+        waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
+        floor = m if waiting else 0.0
+        busy = self._busy(snapshot)
+        best_k, best_net, best = 0, 0.0, (0.0, 0.0)
+        end = np.zeros(race.shape[::2])  # per lam and residual: the latest copy's end
+        cost = 0.0
+        for k in range(len(rows)):
+            end = np.maximum(end, race[:, k, :])
+            cost += self.cost_weight * busy * float(belief @ race[:, k, :].mean(axis=1))
+            rest = max(float(np.max(left[k + 1:], initial=0.0)),
+                       float(outside[0]) if len(outside) and np.isfinite(outside[0]) else 0.0,
+                       floor)
+            benefit = float(belief @ np.maximum(finish - np.maximum(end, rest), 0).mean(axis=1))
+            if benefit - cost > best_net and benefit >= self.min_saving:
+                best_k, best_net, best = k + 1, benefit - cost, (benefit, cost)
+        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room())]]
+        win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
+        for k, task in enumerate(chosen):
+            self._races[task] = [win[:, k], False]
+        if chosen:
+            log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f", chosen,
+                      finish, best[0], best[1], self.lam_estimate)
+        return chosen
+
+    def _room(self) -> int:
+        """Copies this job may start now: unlimited once ``probe_races`` races have ended,
+        else up to ``probe_races`` in flight (probe before trusting the model)."""
+        if self._settled >= self.probe_races:
+            return MAX_CANDIDATES
+        return max(self.probe_races - len(self._races), 0)
+
+    def _candidates(self, snapshot: Snapshot, of_type: np.ndarray, per_task: np.ndarray,
+                    remaining: np.ndarray) -> np.ndarray:
+        """Rows of running originals with one live attempt, an estimate, no race yet and no
+        skew, slowest first (at most ``MAX_CANDIDATES``)."""
+        a = snapshot.attempts
         rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
                               & np.isfinite(remaining) & (remaining > 0))
         rows = rows[[int(a.task[r]) not in self._races for r in rows]]
-        if not len(rows):
-            return []
-        waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
-        rest = remaining[of_type]
-        busy = self._busy(snapshot)
         skewed = self._skewed(snapshot, of_type)
-        chosen = []
-        for r in rows:
-            task, left = int(a.task[r]), float(remaining[r])
-            if skewed[r]:
-                log.debug("no copy task=%d reason=skew input=%.0f", task, a.input_bytes[r])
-                continue
-            total = max(now - float(a.start[r]) + left, 1e-9)
-            lam = LAMBDAS[:, None]  # rows: lam values; columns: completed residuals
-            copy = m * np.exp((1 - lam) * math.log(total / m) + lam * residual)
-            others = rest[(a.task[of_type] != task)]
-            horizon = max(float(others.max()) if len(others) else 0.0, m if waiting else 0.0)
-            win = (copy < left).mean(axis=1)
-            belief = self.belief
-            benefit = float(belief @ np.maximum(left - np.maximum(copy, horizon), 0).mean(axis=1))
-            cost = self.cost_weight * busy * float(belief @ np.minimum(copy, left).mean(axis=1))
-            if benefit > cost and benefit >= self.min_saving:
-                chosen.append(task)
-                self._races[task] = [win, False]
-                log.debug("copy task=%d remaining=%.1f horizon=%.1f p_win=%.2f benefit=%.1f "
-                          "cost=%.1f lam=%.2f", task, left, horizon, float(belief @ win),
-                          benefit, cost, self.lam_estimate)
-        return chosen
+        for r in rows[skewed[rows]]:
+            log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
+        rows = rows[~skewed[rows]]
+        return rows[np.argsort(-remaining[rows], kind="stable")][:MAX_CANDIDATES]
+
+    def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
+                          remaining: np.ndarray) -> np.ndarray:
+        """Run times a copy of this type is drawn from, once ``min_completed`` tasks of the
+        type completed: theirs and the estimated run times of the running originals (the
+        first tasks to complete are the fast ones; alone they would promise copies too
+        fast)."""
+        done = snapshot.job.completed_runtimes(task_type)
+        a = snapshot.attempts
+        peers = of_type & ~a.speculative & np.isfinite(remaining)
+        total = np.concatenate([done, snapshot.now - a.start[peers] + remaining[peers]])
+        return total[total > 0] if len(done) >= self.min_completed else done[:0]
 
     def _busy(self, snapshot: Snapshot) -> float:
         c = snapshot.cluster
@@ -190,6 +241,7 @@ class HedgeAuto(Policy):
                 p_win, ahead = self._races.pop(task)
                 likelihood = p_win if ahead else 1 - p_win
                 self._log_belief += np.log(np.clip(likelihood, 0.01, 1.0))
+                self._settled += 1
                 continue
             copy, orig = remaining[rows][a.speculative[rows]], remaining[rows][~a.speculative[rows]]
             if len(copy) and len(orig) and np.isfinite(copy).any():
