@@ -31,7 +31,7 @@ def test_mapred_site_names_real_classes_and_valid_policy_parameters() -> None:
                                                              "hedge.scan.interval.ms",
                                                              "hedge.caps.enforce"):
             assert f'"{key}"' in java_keys, key
-    for policy in ("adaptive", "chronos-restart"):
+    for policy in ("adaptive", "chronos-restart", "hedge-auto"):
         prefix = f"hedge.{policy_family(policy)}."
         raw = {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
         assert raw, policy
@@ -43,3 +43,14 @@ def test_shipped_settings_file_checks_out(tmp_path: Path) -> None:
     assert token_file == "/etc/hedge/token"
     assert (config.port, config.data_port, config.policy) == (25334, 25335, "adaptive")
     check_config(replace(config, token="x" * 16))
+
+
+def test_policy_family_vectors() -> None:
+    """Every registered policy's parameter prefix, as the shim's HedgeConf.paramPrefix must
+    compute it too (HedgeConfTest.java reads the same file)."""
+    from hedge.policy import available
+
+    rows = [line.split("\t") for line in (REPO / "tests" / "data" / "policy_family_vectors.tsv")
+            .read_text().splitlines() if not line.startswith("#")]
+    assert rows == [[name, f"hedge.{policy_family(name)}."] for name in available()]
+    assert dict(rows)["hedge-auto"] == "hedge.auto." and dict(rows)["fresh-rate"] == "hedge.fresh."

@@ -26,8 +26,10 @@ from hedge.policy.base import Policy, create, policy_class
 
 
 def policy_family(name: str) -> str:
-    """The configuration prefix family: ``chronos-restart`` -> ``chronos`` (hedge.chronos.*)."""
-    return name.split("-", 1)[0]
+    """The configuration prefix family: ``chronos-restart`` -> ``chronos`` (hedge.chronos.*);
+    hedge's own ``hedge-auto`` -> ``auto`` (hedge.auto.*). HedgeConf.paramPrefix is the Java
+    side of this rule."""
+    return name.removeprefix("hedge-").split("-", 1)[0]
 
 
 def accepted_params(cls: type[Policy]) -> dict[str, object]:

@@ -99,9 +99,13 @@ public final class HedgeConf {
     return token;
   }
 
-  /** The configuration prefix of a policy's parameters: chronos-restart -> "hedge.chronos.". */
+  /**
+   * The configuration prefix of a policy's parameters: chronos-restart -> "hedge.chronos.",
+   * hedge's own hedge-auto -> "hedge.auto." (hedge.policy.params.policy_family in Python).
+   */
   public static String paramPrefix(String policy) {
-    int dash = policy.indexOf('-');
-    return "hedge." + (dash < 0 ? policy : policy.substring(0, dash)) + ".";
+    String name = policy.startsWith("hedge-") ? policy.substring("hedge-".length()) : policy;
+    int dash = name.indexOf('-');
+    return "hedge." + (dash < 0 ? name : name.substring(0, dash)) + ".";
   }
 }
