@@ -63,6 +63,12 @@ class NoSpeculation(Policy):
         return Actions(next_scan_in=math.inf)
 
 
+def _too_few_completed(completed: int, n_type: int) -> bool:
+    """Hadoop judges a task type only once ``completed / tasks >= 0.05`` (compared in
+    float32, as ``StartEndTimesBase.thresholdRuntime`` does)."""
+    return bool(np.float32(completed) / np.float32(max(n_type, 1)) < np.float32(0.05))
+
+
 @register
 class HadoopDefault(Policy):
     """``hadoop``: MRv2 DefaultSpeculator semantics.
@@ -79,7 +85,15 @@ class HadoopDefault(Policy):
       (otherwise ``TOO_LATE_TO_SPECULATE``);
     - the candidate with the largest ``estimated end - replacement end`` gets one copy,
       one per task type per scan, while the type's running speculations stay below
-      ``max(minimum_allowed, proportion_total * tasks, proportion_running * running tasks)``.
+      ``int(max(minimum_allowed, proportion_total * tasks, proportion_running * running
+      tasks))`` (Hadoop truncates the cap to an integer);
+    - a type is judged only once at least 5% of its tasks have completed (Hadoop's
+      ``StartEndTimesBase.thresholdRuntime``: ``Long.MAX_VALUE`` before that).
+
+    One step is hedge's, not Hadoop's: ``DefaultSpeculator`` asks the estimator for the
+    threshold only to see whether it is ``Long.MAX_VALUE`` and never compares a run time
+    with it (2.7.3 and 3.3.6 alike); hedge (here and in the shim's fallback) copies only
+    attempts past it. tests/data/hadoop_default_vectors.tsv holds the two sides equal.
 
     The next scan is after ``retry_after_speculate`` s when it speculated, else the default
     period; with no completed task of any running type it sleeps until a task completes.
@@ -107,7 +121,7 @@ class HadoopDefault(Policy):
         for task_type, n_type in ((MAP, snapshot.job.n_maps), (REDUCE, snapshot.job.n_reduces)):
             done = snapshot.job.completed_runtimes(task_type)
             of_type = running & (a.task_type == task_type)
-            if not len(done) or not of_type.any():
+            if not len(done) or not of_type.any() or _too_few_completed(len(done), n_type):
                 continue
             can_act = True
             task = self._pick(snapshot, of_type, per_task, end, done, n_type)
@@ -137,11 +151,12 @@ class HadoopDefault(Policy):
         rows = np.flatnonzero(ok)
         return int(a.task[rows[np.argmax(end[rows] - replacement_end)]])
 
-    def _cap(self, n_type: int, running: int) -> float:
-        """Running speculations a task type may have: ``max(minimum_allowed,
-        proportion_total x its tasks, proportion_running x its running tasks)``."""
-        return max(self.minimum_allowed, self.proportion_total * n_type,
-                   self.proportion_running * running)
+    def _cap(self, n_type: int, running: int) -> int:
+        """Running speculations a task type may have: ``int(max(minimum_allowed,
+        proportion_total x its tasks, proportion_running x its running tasks))``, truncated
+        as Hadoop's ``(int) Math.max(...)``."""
+        return math.floor(max(self.minimum_allowed, self.proportion_total * n_type,
+                              self.proportion_running * running))
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Per attempt: could it be ``decide``'s candidate? (conservative; hedge.model.batch)"""
@@ -210,8 +225,8 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
     slack``, ``end >= now - slack`` and ``end > now + mean - slack``. Pass 2, only for
     cells holding a candidate: running tasks ``R = round(sum 1 / running)`` and speculating
     ones ``P`` (same sum over rows whose task has several attempts); the cell is blocked
-    when ``P >= max(min_allowed, prop_total n_tasks[c], prop_running R)``. A job is wanted
-    when it has a candidate in an unblocked cell. ``mark``/``acc_*``: zeroed scratch per
+    when ``P >= floor(max(min_allowed, prop_total n_tasks[c], prop_running R))``. A job is
+    wanted when it has a candidate in an unblocked cell. ``mark``/``acc_*``: zeroed scratch per
     cell, left zeroed.
     """
     n = len(job)
@@ -264,8 +279,8 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
             continue
         c = job[s] * 2 + task_type[task[s]]
         if mark[c] == 1:  # first candidate of the cell: decide its cap
-            cap = max(float(min_allowed), prop_total * n_tasks[c],
-                      prop_running * round(acc_run[c]))
+            cap = math.floor(max(float(min_allowed), prop_total * n_tasks[c],
+                                 prop_running * round(acc_run[c])))
             mark[c] = 2 if round(acc_spec[c]) >= cap else 3
         if mark[c] == 3:
             want[job[s] + 1] = True

@@ -22,8 +22,11 @@ import org.apache.hadoop.yarn.util.SystemClock;
  *
  * <p>An attempt does no work until its JVM is up, so its processing rate is measured from its
  * first progress report (time t_fp, progress p_fp), not from its launch:
- * rate = (p - p_fp) / (t - t_fp) and ECT = t + (1 - p) / rate, with t the current time and p the
- * last reported progress. The estimated run time is ECT - launch. A new attempt is expected to
+ * rate = (p - p_fp) / (t - t_fp) and ECT = t + (1 - p) / rate, with p the last reported progress
+ * and t the time it arrived (as of the report, like Hadoop's own estimators and like
+ * hedge.estimate.runtime.jvm_arrays: pairing a stale p with the current time would inflate the
+ * estimate by the report's age; tests/data/runtime_estimate_vectors.tsv holds the two equal). The
+ * estimated run time is ECT - launch. A new attempt is expected to
  * take the mean run time of the job's completed attempts of that type; before any completed,
  * the mean start-up delay (t_fp - launch) of running attempts plus their median processing time
  * (1 - p_fp) / rate. The threshold is Hadoop's: mean + slowtaskthreshold x standard deviation
@@ -143,20 +146,20 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
     return s;
   }
 
-  /** Estimated completion time (ms) of an attempt at time now; -1 when unknown yet. */
-  long estimatedCompletion(Observed o, long now) {
+  /** Estimated completion time (ms) of an attempt as of its last report; -1 when unknown yet. */
+  long estimatedCompletion(Observed o) {
     if (o.start == Long.MAX_VALUE) {
       return -1;
     }
     if (o.finished || o.progress >= 1f) {
       return o.lastReport;
     }
-    double gained = o.progress - o.firstProgress;
+    double gained = (double) o.progress - o.firstProgress; // in double, as Python computes it
     if (o.firstProgressTime < 0 || gained <= 0) {
       return -1;
     }
-    double elapsed = now - o.firstProgressTime;
-    return now + Math.round((1.0 - o.progress) * elapsed / gained);
+    double elapsed = o.lastReport - o.firstProgressTime;
+    return o.lastReport + Math.round((1.0 - o.progress) * elapsed / gained);
   }
 
   @Override
@@ -165,7 +168,7 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
     if (o == null) {
       return -1;
     }
-    long ect = estimatedCompletion(o, clock.getTime());
+    long ect = estimatedCompletion(o);
     return ect < 0 ? -1 : ect - o.start;
   }
 
@@ -179,7 +182,6 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
     double startupSum = 0;
     int startups = 0;
     java.util.List<Double> processing = new java.util.ArrayList<>();
-    long now = clock.getTime();
     for (java.util.Map.Entry<TaskAttemptId, Observed> e : attempts.entrySet()) {
       TaskId t = e.getKey().getTaskId();
       if (!t.getJobId().equals(id.getJobId()) || t.getTaskType() != id.getTaskType()) {
@@ -191,9 +193,9 @@ public class HedgeRuntimeEstimator implements TaskRuntimeEstimator {
       }
       startupSum += o.firstProgressTime - o.start;
       startups++;
-      double gained = o.progress - o.firstProgress;
-      if (gained > 0 && now > o.firstProgressTime) {
-        processing.add((1.0 - o.firstProgress) * (now - o.firstProgressTime) / gained);
+      double gained = (double) o.progress - o.firstProgress;
+      if (gained > 0 && o.lastReport > o.firstProgressTime) {
+        processing.add((1.0 - o.firstProgress) * (o.lastReport - o.firstProgressTime) / gained);
       }
     }
     if (processing.isEmpty()) {

@@ -331,8 +331,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     if (now >= job.fallbackQuietUntil) {
       int copies = 0;
       int room = capRoom(job);
-      for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now,
-          limits.mapSpeculative, limits.reduceSpeculative)) {
+      for (JobTracker.Task t : HadoopDefaultFallback.choose(job, estimator, now, limits, nMaps,
+          nReduces)) {
         if (room-- <= 0) {
           break;
         }

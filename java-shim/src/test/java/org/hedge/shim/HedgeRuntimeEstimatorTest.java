@@ -1,6 +1,13 @@
 package org.hedge.shim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.v2.api.records.JobId;
@@ -51,8 +58,9 @@ class HedgeRuntimeEstimatorTest {
     now = 15000;
     // rate = 0.4 / 10 s; ECT = 15 s + 0.5 / 0.04 = 27.5 s after launch
     assertEquals(27500, est.estimatedRuntime(a), 1);
-    now = 20000; // no new report: elapsed time keeps counting, ECT = 20 + 0.5 * 15 / 0.4
-    assertEquals(38750, est.estimatedRuntime(a), 1);
+    now = 20000; // no new report: the estimate stays as of the last report (was 38750, the
+    // stale progress paired with the current time; hedge.estimate.jvm_arrays never did that)
+    assertEquals(27500, est.estimatedRuntime(a), 1);
     assertEquals(0, est.attemptEnrolledTime(a));
     assertEquals(-1, est.estimatedRuntime(attempt(9)));
   }
@@ -78,5 +86,48 @@ class HedgeRuntimeEstimatorTest {
     // mean 25 s + 1.0 x sample std (7.071 s)
     assertEquals(32071, est.thresholdRuntime(t));
     assertEquals(50_000_000, est.runtimeEstimateVariance(a));
+  }
+
+  /** The estimate against jvm_arrays (tests/data/runtime_estimate_vectors.tsv, by Python). */
+  @Test
+  void matchesTheSharedVectors() throws IOException {
+    List<String> lines = Files.readAllLines(
+        Paths.get("..", "tests", "data", "runtime_estimate_vectors.tsv"), StandardCharsets.UTF_8);
+    int checked = 0;
+    int estimated = 0;
+    for (String line : lines) {
+      if (line.startsWith("#") || line.startsWith("start\t")) {
+        continue;
+      }
+      String[] f = line.split("\t", -1);
+      assertEquals(5, f.length, line);
+      HedgeRuntimeEstimator fresh = new HedgeRuntimeEstimator();
+      fresh.contextualize(new Configuration(false), null);
+      long scan = Long.parseLong(f[3]);
+      fresh.setClock(() -> scan);
+      TaskAttemptId a = attempt(checked);
+      TaskAttemptStatus started = new TaskAttemptStatus();
+      started.id = a;
+      fresh.enrollAttempt(started, Long.parseLong(f[0]));
+      String[] times = f[1].isEmpty() ? new String[0] : f[1].split(",");
+      String[] progress = f[2].isEmpty() ? new String[0] : f[2].split(",");
+      for (int i = 0; i < times.length; i++) {
+        TaskAttemptStatus s = new TaskAttemptStatus();
+        s.id = a;
+        s.progress = Float.parseFloat(progress[i]);
+        s.taskState = TaskAttemptState.RUNNING;
+        fresh.updateAttempt(s, Long.parseLong(times[i]));
+      }
+      long got = fresh.estimatedRuntime(a);
+      if (f[4].equals("nan")) {
+        assertEquals(-1, got, "no estimate yet: " + line);
+      } else {
+        assertEquals(Double.parseDouble(f[4]), got, 1.0, "estimate: " + line);
+        estimated++;
+      }
+      checked++;
+    }
+    assertTrue(checked >= 300 && estimated >= 150, checked + " vectors, " + estimated
+        + " with an estimate");
   }
 }

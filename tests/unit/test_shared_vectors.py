@@ -1,0 +1,64 @@
+"""The test-vector files JUnit also checks, for the rules hedge writes in both Python and Java:
+Hadoop's default rule (org.hedge.shim.HadoopDefaultFallbackTest) and the JVM-aware runtime
+estimate (org.hedge.shim.HedgeRuntimeEstimatorTest). Regenerate with
+``python -m tests.hadoop_default_vectors`` / ``python -m tests.runtime_estimate_vectors``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.estimate import jvm_ect
+from hedge.model import AttemptState, AttemptTable
+
+from .. import hadoop_default_vectors as hadoop
+from .. import runtime_estimate_vectors as runtime
+
+
+def _rows(path) -> list[list[str]]:
+    lines = path.read_text().splitlines()
+    return [line.split("\t") for line in lines if not line.startswith("#")][1:]
+
+
+def test_the_hadoop_vectors_are_what_the_policy_decides_now():
+    assert hadoop.VECTORS.read_text() == hadoop.text()
+
+
+def test_the_hadoop_vectors_hold_copies_and_refusals_of_both_types():
+    rows = _rows(hadoop.VECTORS)
+    assert len(rows) >= 300
+    maps = sum(r[14] != "-1" for r in rows)
+    reduces = sum(r[15] != "-1" for r in rows)
+    none = sum(r[14] == r[15] == "-1" for r in rows)
+    assert maps >= 100 and reduces >= 30 and none >= 50, (maps, reduces, none)
+
+
+def test_the_runtime_vectors_are_what_jvm_arrays_gives_now():
+    assert runtime.VECTORS.read_text() == runtime.text()
+
+
+def test_the_runtime_vectors_read_back_through_the_table_form():
+    rows = _rows(runtime.VECTORS)
+    estimated = 0
+    for start, times, progress, _now, expected in rows:
+        t = [float(x) / 1000 for x in times.split(",")] if times else []
+        p = [float(x) for x in progress.split(",")] if progress else []
+        moved = [i for i, x in enumerate(p) if x > 0]
+        fp = moved[0] if moved else None
+        one = np.ones(1)
+        table = AttemptTable(
+            task=np.zeros(1, np.int64), attempt=np.zeros(1, np.int64), task_type=np.zeros(1),
+            state=np.full(1, AttemptState.RUNNING), node=np.zeros(1), start=one * int(start) / 1000,
+            first_progress_time=one * (t[fp] if fp is not None else math.nan),
+            first_progress=one * (p[fp] if fp is not None else math.nan),
+            progress=one * (p[-1] if p else 0.0), report_sent=one * (t[-1] if t else math.nan),
+            report_received=one * (t[-1] if t else math.nan), bytes_processed=np.zeros(1),
+            input_bytes=one * math.nan, speculative=np.zeros(1, bool))
+        got = jvm_ect(table, 0.0)[0] * 1000 - int(start)
+        if expected == "nan":
+            assert math.isnan(got)
+        else:
+            assert abs(got - float(expected)) <= 1e-3, (start, times, progress)
+            estimated += 1
+    assert len(rows) >= 300 and estimated >= 150
