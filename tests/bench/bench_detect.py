@@ -28,10 +28,10 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.stats import binomtest
 
-from hedge.detect import study as S
 from hedge.detect.cli import target_summary
-from hedge.detect.estimation_error import estimation_error
 from hedge.detect.fresh import Z_LAST, duration_belief, rate_bar, sequential_flags
+from hedge.research import study as S
+from hedge.research.estimation_error import estimation_error
 
 BUDGET_S = 120.0
 REALISM = {"progress": "noisy:0.3", "jvm_delay": "1:10"}

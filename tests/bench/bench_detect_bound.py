@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hedge.detect import study as S
 from hedge.detect.fresh import _filled, duration_belief
 from hedge.estimate.runtime import fresh_rate_arrays
+from hedge.research import study as S
 
 REALISM = {"progress": "noisy:0.3", "jvm_delay": "1:10"}
 C_CONF = (0.5, 0.8, 0.9, 0.977, 1.01)  # 1.01: never on P alone

@@ -9,11 +9,11 @@ import pytest
 from hedge.detect import detect
 from hedge.detect.fresh import duration_belief, fresh_rate_rule, fresh_score_rule
 from hedge.detect.rules import ratio_rule, score_rule
-from hedge.detect.study import StudyConfig, check_targets, run_study
 from hedge.errors import HedgeError
 from hedge.estimate.runtime import speed_noise_arrays
 from hedge.model import AttemptState
 from hedge.policy.detectors import FreshRatePolicy, FreshScorePolicy, PreviousReports
+from hedge.research.study import StudyConfig, check_targets, run_study
 from tests.unit.test_detect_detectors import snap
 from tests.unit.test_estimate_runtime import NAN, table
 

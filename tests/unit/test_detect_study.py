@@ -10,8 +10,9 @@ import pytest
 
 from hedge.cli import main
 from hedge.detect import adaptive_threshold
-from hedge.detect.estimation_error import estimation_error
-from hedge.detect.study import (
+from hedge.errors import HedgeError
+from hedge.research.estimation_error import estimation_error
+from hedge.research.study import (
     HEARTBEAT,
     StudyConfig,
     detection_times,
@@ -23,7 +24,6 @@ from hedge.detect.study import (
     run_study,
     simulate,
 )
-from hedge.errors import HedgeError
 
 NAN = float("nan")
 
@@ -170,7 +170,7 @@ def test_cli_rejects_bad_options_in_one_line(capsys) -> None:
 
 
 def test_box_plots_are_written(tmp_path) -> None:
-    from hedge.detect.plots import box_plots
+    from hedge.research.plots import box_plots
 
     _, raw = run_study([StudyConfig(10, 10.0, 0.25, "uniform", "none")], ["rate", "score"],
                        reps=4, seed=0)

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
 from hedge.model import AttemptTable, ClusterFacts
+from hedge.model.validate import ReportHistory
 from hedge.policy.detectors import _member
 from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry
@@ -260,8 +260,7 @@ def test_report_history_fast_paths_match_the_original_search_and_sort() -> None:
 def test_validate_snapshot_reports_the_first_failing_check() -> None:
     """Random corruptions: a snapshot is rejected exactly when some check fails, with the
     message of the first failing check in order."""
-    from hedge.detect import validate
-    from hedge.model import JobFacts, Snapshot
+    from hedge.model import JobFacts, Snapshot, validate
 
     rng = np.random.default_rng(5)
     corruptions = {

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hedge.detect.study import (
+from hedge.errors import HedgeError
+from hedge.research.study import (
     CONFIG_KEYS,
     D_AVG,
     DEFAULT_DETECTORS,
@@ -18,7 +19,6 @@ from hedge.detect.study import (
     grid,
     run_study,
 )
-from hedge.errors import HedgeError
 
 
 def _split(option: str, text: str, convert=str) -> list:
@@ -134,7 +134,7 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
         json_path.write_text(json.dumps(rows, indent=1) + "\n")
         click.echo(f"wrote {len(rows)} rows to {json_path}")
     if out_dir is not None:
-        from hedge.detect.plots import box_plots
+        from hedge.research.plots import box_plots
 
         for path in box_plots(raw, out_dir):
             click.echo(f"wrote {path}")
@@ -151,8 +151,8 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
 def estimation_error_cmd(repetitions: int, seed: int, tasks: int, jvm_delay: str,
                          spread: float) -> None:
     """Median absolute error of run-time estimates (legacy, rate, jvm, fresh)."""
-    from hedge.detect.estimation_error import ESTIMATORS, estimation_error
-    from hedge.detect.study import StudyConfig, parse_jvm_delay
+    from hedge.research.estimation_error import ESTIMATORS, estimation_error
+    from hedge.research.study import StudyConfig, parse_jvm_delay
 
     parse_jvm_delay(jvm_delay)
     if repetitions < 1 or tasks < 2 or not 0 <= spread < 1:

@@ -1,6 +1,6 @@
 """hedge's heartbeat-fresh straggler rules: a sequential test on each attempt's duration.
 
-The study (:mod:`hedge.detect.study`) and the snapshot detectors
+The study (:mod:`hedge.research.study`) and the snapshot detectors
 (:mod:`hedge.detect.detectors`, hence the policies) both call these, so the simulator,
 the plugin and the study judge tasks the same way. Arrays hold one value per task along
 the last axis (any leading batch axes); ``known`` tasks enter the job-wide mean,

@@ -30,12 +30,12 @@ import numpy as np
 
 from hedge.detect.detectors import DETECTORS, known_mask
 from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST
-from hedge.detect.validate import ReportHistory
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch
+from hedge.model.validate import ReportHistory
 from hedge.policy.base import Policy, register
 
 # relative tolerance of the gates' comparisons (bincount and np.sum round differently)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hedge.detect.validate import validate_snapshot
 from hedge.errors import HedgeError
 from hedge.model import (
     MAP,
@@ -29,6 +28,7 @@ from hedge.model import (
     JobFacts,
     Snapshot,
 )
+from hedge.model.validate import validate_snapshot
 from hedge.policy import Policy, create
 from hedge.policy.limits import SpeculationSettings, limit
 

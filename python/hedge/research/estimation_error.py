@@ -1,6 +1,6 @@
 """How well do the runtime estimators predict an attempt's final run time?
 
-Jobs come from the detection study's model (:func:`hedge.detect.study.simulate`) with JVM
+Jobs come from the detection study's model (:func:`hedge.research.study.simulate`) with JVM
 start-up delays (default uniform in [1, 10] s). At every scan (each second while the job
 runs) each running attempt's estimated run time ``ECT - launch`` is compared with its true
 run time (start-up included). Reported per estimator: the median absolute error over
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hedge.detect.study import StudyConfig, observe, simulate
 from hedge.estimate.runtime import fresh_arrays, jvm_arrays, legacy_arrays, rate_arrays
+from hedge.research.study import StudyConfig, observe, simulate
 
 ESTIMATORS = ("legacy", "rate", "jvm", "fresh")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hedge.detect.study import StudyConfig
+from hedge.research.study import StudyConfig
 
 Raw = dict[tuple[StudyConfig, str], tuple[np.ndarray, np.ndarray]]
 
