@@ -1,43 +1,35 @@
-"""``report.html``: the results table and three plots (PNG files beside it).
+"""``report.html``: the results table and its plots (PNG files beside it, the data behind
+each in ``figures.json``).
 
 - job-time CDF per policy;
-- cost vs latency: machine time against mean job time, one point per run;
-- copies over time: speculative copies launched per time bin, per policy.
+- job-time tail: the 95th to 99th percentile of job time per policy (axis from zero);
+- cost vs latency: machine time against mean job time, one point per run (both axes from
+  zero, so a 19 % difference looks like 19 %);
+- copies over time: speculative copies launched per time bin, per policy;
+- precision / recall of the copies against the ground-truth stragglers, per policy (n/a
+  where the workload has no ground truth or nothing was copied);
+- waste: machine time spent on attempts that were killed, per policy.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from hedge.report.page import finish, write_page
+from hedge.report.table import format_table
+from hedge.sim.sweep import RunSummary
 
-from hedge.report.table import format_table  # noqa: E402
-from hedge.sim.sweep import RunSummary  # noqa: E402
+TAIL_PERCENTILES = np.arange(95.0, 99.01, 0.5)
 
 
 def _label(run: RunSummary, many_seeds: bool) -> str:
     return f"{run.row['policy']} (seed {run.row['seed']})" if many_seeds else run.row["policy"]
 
 
-def _finish(fig, ax, xlabel: str, ylabel: str, title: str, path: Path, legend: bool) -> None:
-    """Label, grid, legend and save one plot (the same look for every figure)."""
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if legend:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _cdf(runs: list[RunSummary], many: bool, path: Path) -> None:
+def _cdf(runs: list[RunSummary], many: bool, path: Path) -> dict:
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for run in runs:
         times = np.sort(run.job_time[np.isfinite(run.job_time)])
@@ -45,19 +37,40 @@ def _cdf(runs: list[RunSummary], many: bool, path: Path) -> None:
             ax.step(times, np.arange(1, len(times) + 1) / len(times), where="post",
                     label=_label(run, many))
     ax.set_xscale("symlog", linthresh=1.0)
-    _finish(fig, ax, "job time (s)", "fraction of jobs", "Job-time CDF", path, legend=True)
+    return finish(fig, ax, "job time (s)", "fraction of jobs", "Job-time CDF", path, legend=True)
 
 
-def _cost(runs: list[RunSummary], many: bool, path: Path) -> None:
+def _tail(runs: list[RunSummary], many: bool, path: Path) -> dict:
     fig, ax = plt.subplots(figsize=(6.4, 4))
+    series = {}
     for run in runs:
-        ax.scatter(run.row["mean_job_time"], run.row["machine_time"] / 3600.0,
-                   label=_label(run, many))
-    _finish(fig, ax, "mean job time (s)", "machine time (slot-hours)", "Cost vs latency", path,
-            legend=True)
+        times = run.job_time[np.isfinite(run.job_time)]
+        if len(times):
+            values = np.percentile(times, TAIL_PERCENTILES)
+            series[_label(run, many)] = values.tolist()
+            ax.plot(TAIL_PERCENTILES, values, marker="o", markersize=3, label=_label(run, many))
+    top = max((max(v) for v in series.values()), default=0.0)
+    ax.set_ylim(0, top * 1.08 if top > 0 else 1.0)
+    info = finish(fig, ax, "percentile of job time", "job time (s)",
+                  "Job-time tail (p95 to p99)", path, legend=bool(series))
+    return {**info, "percentiles": TAIL_PERCENTILES.tolist(), "series": series}
 
 
-def _copies(runs: list[RunSummary], many: bool, path: Path) -> None:
+def _cost(runs: list[RunSummary], many: bool, path: Path) -> dict:
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    points = {}
+    for run in runs:
+        x, y = run.row["mean_job_time"], run.row["machine_time"] / 3600.0
+        points[_label(run, many)] = [x, y]
+        ax.scatter(x, y, label=_label(run, many))
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)  # from zero: the distance between points is the real difference
+    info = finish(fig, ax, "mean job time (s)", "machine time (slot-hours)", "Cost vs latency",
+                  path, legend=True)
+    return {**info, "points": points}
+
+
+def _copies(runs: list[RunSummary], many: bool, path: Path) -> dict:
     fig, ax = plt.subplots(figsize=(6.4, 4))
     starts = [r.copy_start for r in runs if len(r.copy_start)]
     if starts:
@@ -68,31 +81,57 @@ def _copies(runs: list[RunSummary], many: bool, path: Path) -> None:
             ax.step(edges[:-1], counts, where="post", label=_label(run, many))
     else:
         ax.text(0.5, 0.5, "no policy launched copies", ha="center", transform=ax.transAxes)
-    _finish(fig, ax, "simulated time (s)", "copies launched per bin", "Copies over time", path,
-            legend=bool(starts))
+    return finish(fig, ax, "simulated time (s)", "copies launched per bin", "Copies over time",
+                  path, legend=bool(starts))
+
+
+def _bars(ax, labels: list[str], groups: dict[str, list[float | None]]) -> None:
+    """Grouped bars, one group per label; a missing value is written 'n/a' at the axis."""
+    width = 0.8 / len(groups)
+    for g, (name, values) in enumerate(groups.items()):
+        x = np.arange(len(labels)) + (g - (len(groups) - 1) / 2) * width
+        heights = [0.0 if v is None else v for v in values]
+        ax.bar(x, heights, width, label=name)
+        for xi, v in zip(x, values, strict=True):
+            if v is None:
+                ax.text(xi, 0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+
+
+def _precision(runs: list[RunSummary], many: bool, path: Path) -> dict:
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    labels = [_label(r, many) for r in runs]
+    groups = {key: [r.row.get(key) for r in runs] for key in ("precision", "recall")}
+    _bars(ax, labels, groups)
+    ax.set_ylim(0, 1.05)
+    info = finish(fig, ax, "policy", "fraction", "Precision and recall of the copies", path,
+                  legend=True)
+    return {**info, "labels": labels, **groups}
+
+
+def _waste(runs: list[RunSummary], many: bool, path: Path) -> dict:
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    labels = [_label(r, many) for r in runs]
+    wasted = [None if r.row.get("wasted_s") is None else r.row["wasted_s"] / 3600.0
+              for r in runs]
+    _bars(ax, labels, {"killed attempts": wasted})
+    ax.set_ylim(bottom=0)
+    info = finish(fig, ax, "policy", "wasted machine time (slot-hours)",
+                  "Waste: time of attempts that were killed", path, legend=False)
+    return {**info, "labels": labels, "wasted_slot_hours": wasted}
+
+
+PLOTS = {"job_time_cdf.png": _cdf, "job_time_tail.png": _tail, "cost_vs_latency.png": _cost,
+         "copies_over_time.png": _copies, "precision_recall.png": _precision,
+         "waste.png": _waste}
 
 
 def write_report(out: Path, runs: list[RunSummary], title: str, notes: list[str]) -> Path:
-    """Write ``out/report.html`` and its PNGs; returns the HTML path."""
+    """Write ``out/report.html``, its PNGs and ``figures.json``; returns the HTML path."""
     out.mkdir(parents=True, exist_ok=True)
     many = len({r.row["seed"] for r in runs}) > 1
-    plots = {"job_time_cdf.png": _cdf, "cost_vs_latency.png": _cost,
-             "copies_over_time.png": _copies}
-    for name, draw in plots.items():
-        draw(runs, many, out / name)
-    table = html.escape(format_table([r.row for r in runs]))
-    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    images = "".join(f'<p><img src="{name}" alt="{name}"></p>' for name in plots)
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
-        "pre{background:#f4f4f4;padding:1em;overflow-x:auto}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><ul>{items}</ul><h2>Results</h2><pre>{table}</pre>"
-        "<p>Times in seconds; energy in kWh; PoCD = share of jobs meeting their deadline; "
-        "precision/recall of speculation against ground-truth stragglers.</p>"
-        f"<h2>Plots</h2>{images}</body></html>"
-    )
-    path = out / "report.html"
-    path.write_text(page)
-    return path
+    figures = {name: draw(runs, many, out / name) for name, draw in PLOTS.items()}
+    caption = ("Times in seconds; energy in kWh; PoCD = share of jobs meeting their deadline; "
+               "precision/recall of speculation against ground-truth stragglers ('-' or n/a: "
+               "no ground truth, or nothing copied).")
+    return write_page(out, title, notes, format_table([r.row for r in runs]), figures, caption)

@@ -31,8 +31,10 @@ def traces() -> None:
               help="Skip format detection.")
 @click.option("--drop-negative", is_flag=True,
               help="Skip (and count) rows with a negative duration instead of failing.")
+@click.option("--out", "out_dir", type=click.Path(), default=None,
+              help="Also write DIR/report.html: the statistics and their figures.")
 def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt: str | None,
-          drop_negative: bool) -> None:
+          drop_negative: bool, out_dir: str | None) -> None:
     """Per-job and trace-wide straggler statistics of TRACE (a file, or a directory of
     Google 2011 task_events part files)."""
     options: dict[str, object] = {}
@@ -51,6 +53,10 @@ def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt
     else:
         click.echo(format_text(result))
         click.echo(_rerun_text(reruns))
+    if out_dir:
+        from hedge.report.trace_page import write_trace_report
+
+        click.echo(f"report: {write_trace_report(Path(out_dir), workload, result)}", err=True)
 
 
 def _rerun_evidence(trace: str, fmt: str | None) -> RerunEvidence | None:

@@ -1,0 +1,91 @@
+"""The report pages: ``hedge simulate --out`` (cost axis from zero, the job-time tail,
+precision/recall and waste per policy) and ``hedge traces stats --out``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hedge.cli import main
+from tests.conftest import shared_file
+
+SYNTH = "jobs=12,tasks=20,straggler_ratio=0.1"
+RUMEN = "hadoop_testdata/rumen_small-trace-test/mr2_folder-input-trace.json.gz"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    js = out / "rows.json"
+    assert main(["simulate", "--synthetic", SYNTH, "--cluster", "nodes=12,slots=2",
+                 "--policy", "none,hadoop,late", "--out", str(out), "--json", str(js),
+                 "--quiet"]) == 0
+    return out, json.loads((out / "figures.json").read_text()), json.loads(js.read_text())
+
+
+def test_every_plot_is_written_and_shown(report):
+    out, figures, _ = report
+    html = (out / "report.html").read_text()
+    for name in ("job_time_cdf.png", "job_time_tail.png", "cost_vs_latency.png",
+                 "copies_over_time.png", "precision_recall.png", "waste.png"):
+        assert name in figures and f'src="{name}"' in html
+        assert (out / name).stat().st_size > 5000
+
+
+def test_cost_axes_start_at_zero(report):
+    _, figures, rows = report
+    cost = figures["cost_vs_latency.png"]
+    assert cost["ylim"][0] == 0 and cost["xlim"][0] == 0
+    top = max(r["machine_time"] for r in rows) / 3600
+    assert cost["ylim"][1] >= top
+    assert cost["points"]["hadoop"][1] == pytest.approx(rows[1]["machine_time"] / 3600)
+
+
+def test_tail_plot_shows_p95_to_p99_of_each_policy(report):
+    _, figures, rows = report
+    tail = figures["job_time_tail.png"]
+    assert tail["percentiles"][0] == 95 and tail["percentiles"][-1] == 99
+    assert tail["ylim"][0] == 0
+    for row in rows:
+        series = tail["series"][row["policy"]]
+        assert series[0] == pytest.approx(row["p95_job_time"])
+        assert series[-1] == pytest.approx(row["p99_job_time"])
+        assert tail["ylim"][1] > max(series)
+
+
+def test_precision_recall_and_waste_are_the_rows_figures(report):
+    _, figures, rows = report
+    pr, waste = figures["precision_recall.png"], figures["waste.png"]
+    assert pr["labels"] == [r["policy"] for r in rows] == waste["labels"]
+    assert pr["precision"] == [r["precision"] for r in rows]
+    assert pr["recall"] == [r["recall"] for r in rows]
+    assert pr["precision"][0] is None  # none copies nothing: n/a, not zero
+    assert pr["ylim"] == [0, 1.05] and waste["ylim"][0] == 0
+    assert waste["wasted_slot_hours"] == pytest.approx([r["wasted_s"] / 3600 for r in rows])
+
+
+def test_traces_stats_out_writes_a_page_of_figures(tmp_path, capsys):
+    trace = shared_file(RUMEN)
+    js = tmp_path / "stats.json"
+    assert main(["traces", "stats", str(trace), "--json"]) == 0
+    js.write_text(capsys.readouterr().out)
+    stats = json.loads(js.read_text())
+    out = tmp_path / "page"
+    assert main(["traces", "stats", str(trace), "--out", str(out)]) == 0
+    text = capsys.readouterr()
+    assert f"report: {out / 'report.html'}" in text.err
+    html = (out / "report.html").read_text()
+    assert "stragglers (task &gt; 1.5 x job mean)" in html
+    figures = json.loads((out / "figures.json").read_text())
+    assert set(figures) == {"task_durations.png", "tail_extent.png", "stragglers_per_job.png",
+                            "slowdown_index.png"}  # this trace has input sizes
+    for name in figures:
+        assert f'src="{name}"' in html and (out / name).stat().st_size > 5000
+    assert figures["task_durations.png"]["n"] == stats["tasks"]
+    tails = [t for t in stats["jobs_detail"]["tail_max_over_median"] if t is not None]
+    assert figures["tail_extent.png"]["n"] == len(tails)
+    assert figures["tail_extent.png"]["p50_p90_p99_max"][-1] == pytest.approx(max(tails))
+    multi = np.array(stats["jobs_detail"]["n_tasks"]) >= 2
+    assert sum(figures["stragglers_per_job.png"]["counts"]) == int(multi.sum())
