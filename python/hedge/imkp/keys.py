@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
+from hedge.imkp.delimiters import DELIMITERS
 from hedge.imkp.hashing import murmur3_32_array
 from hedge.imkp.sources import Source, read_into
 
-DELIMITERS = b" \t\n\r\f"
 _IS_DELIMITER = np.zeros(256, dtype=bool)
 _IS_DELIMITER[list(DELIMITERS)] = True
 

@@ -34,8 +34,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from hedge.errors import HedgeError
+from hedge.imkp.delimiters import DELIMITERS
 from hedge.imkp.hashing import murmur3_32_array
-from hedge.imkp.keys import DELIMITERS
 
 INITIAL_BITS = 12  # the table starts with 2**12 slots
 BELOW_0x21 = np.uint64(0x2121212121212121)

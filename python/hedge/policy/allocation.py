@@ -98,7 +98,7 @@ class AllocationProblem:
         """(position in ``rows``, slot) of every pair where the copy's input is local."""
         counts = self.local_ptr[rows + 1] - self.local_ptr[rows]
         r = np.repeat(np.arange(len(rows)), counts)
-        return r, self.local_slot[_ranges(self.local_ptr[rows], counts)]
+        return r, self.local_slot[concat_ranges(self.local_ptr[rows], counts)]
 
     def copy_runtime(self, rows: np.ndarray) -> np.ndarray:
         """t_Ci of the given stragglers on every slot, shape (len(rows), |V|)
@@ -135,8 +135,9 @@ class AllocationProblem:
         return dt, energy_saved(self.straggler_power[rows], self.slot_power[cols], dt, tc)
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(s, s + c) for each (s, c), vectorised."""
+def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + c) for each (s, c), vectorised (also used by
+    hedge.policy.window)."""
     ends = np.cumsum(counts)
     offsets = np.repeat(starts - (ends - counts), counts)
     return offsets + np.arange(int(ends[-1]) if len(ends) else 0)

@@ -76,7 +76,7 @@ from hedge.detect.detectors import candidate_mask, known_mask
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.policy.allocation import AllocationProblem, _ranges, allocate
+from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
 
 
@@ -553,7 +553,7 @@ class WindowPolicy(Policy):
         hi = np.searchsorted(sorted_nodes, homes, side="right")
         counts = np.where(homes >= 0, hi - lo, 0)
         ptr = np.concatenate([[0], np.cumsum(counts.sum(axis=1))])
-        return ptr, order[_ranges(lo.ravel(), counts.ravel())]
+        return ptr, order[concat_ranges(lo.ravel(), counts.ravel())]
 
 
 @register
