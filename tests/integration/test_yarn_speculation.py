@@ -131,3 +131,39 @@ def test_policy_none_launches_no_copy(yarn_cluster, serve, token, version: str) 
     assert run.output == expected_output()
     assert re.search(rf"event=open session=\d+ job={run.job_id} policy=none ",
                      serve.log.read_text())
+
+
+@pytest.fixture(scope="module")
+def tls_serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A `hedge serve` that takes TLS only, its certificate made for 127.0.0.1 (openssl)."""
+    from tests.tls_support import make_certificate
+
+    folder = tmp_path_factory.mktemp("tls-serve")
+    cert, key = make_certificate(folder)
+    server = ServeProcess(token, folder / "serve.log", policy="none",
+                          extra=("--tls-cert", str(cert), "--tls-key", str(key))).start()
+    yield server, cert
+    server.stop()
+
+
+def test_a_real_job_over_tls_gets_its_straggler_copied_by_hedge(yarn_cluster, tls_serve,
+                                                                  token) -> None:
+    serve, cert = tls_serve
+    settings = {**hedge_settings(serve.port, token, "hadoop"),
+                "hedge.controlplane.tls": "true", "hedge.controlplane.tls.ca.file": str(cert)}
+    run = yarn_cluster("3.4.1").run_job(settings)
+    assert run.succeeded, run.client_log[-3000:]
+    assert "tls=on" in serve.log.read_text()
+    lines = decisions(serve, run.job_id)
+    assert any(re.search(r"tasks=\[[\d,]*\b0\b", line) for line in lines), lines
+    # A fresh AM JVM's first TLS handshake (class loading, key exchange) while the AM starts
+    # took over the 1 s deadline here once: a scan before any task ran went to the fallback,
+    # the next one found hedge serve back. More than that would be a real failure.
+    log = run.am_log()
+    assert f"control plane 127.0.0.1:{serve.port}, policy hadoop" in log, log[-3000:]
+    assert log.count("unavailable (") <= 1 and "not usable" not in log, log[-3000:]
+    assert log.count("unavailable (") == log.count(" is back;")
+    ((sent, fallback),) = run.speculator_totals()
+    assert fallback == 0 and sent >= 1
+    assert run.attempt_status(0, 1) == "SUCCEEDED"
+    assert run.output == expected_output()
