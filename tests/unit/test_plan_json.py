@@ -90,3 +90,15 @@ def test_plan_replicate_pareto_like_trace_has_no_caveat(tmp_path, capsys):
                  "--tasks", "50", "--cost-weight", "0.5", "--json", str(js)]) == 0
     assert "NOT Pareto-like" not in capsys.readouterr().out
     assert json.loads(js.read_text())["fit"]["pareto_like"] is True
+
+
+def test_plan_replicate_equal_durations_has_no_hadoop_row_and_says_why(tmp_path, capsys):
+    # every duration equal: no task is longer than the 90th percentile, so Hadoop's kept copy
+    # is undefined (was an internal StopIteration)
+    js = tmp_path / "r.json"
+    assert main(["plan", "replicate", "--trace", _durations(tmp_path, [3.0] * 8), "--tasks",
+                 "10", "--cost-weight", "0.3", "--json", str(js)]) == 0
+    out = capsys.readouterr().out
+    assert "hadoop default: not listed: it keeps a copy beside tasks longer than the 90th " \
+        "percentile, and no duration exceeds it" in out
+    assert [p["name"] for p in json.loads(js.read_text())["plans"]][-1] == "no replication"

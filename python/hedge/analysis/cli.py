@@ -203,8 +203,9 @@ def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_
     dist = Empirical.of(samples, what=str(trace_path))
     plans = replication.search(dist, n, cost_weight)
     hadoop_p, hadoop_r, hadoop_keep = replication.HADOOP_DEFAULT
-    hadoop = next(pl for pl in replication.search(dist, n, cost_weight, (hadoop_p,), (hadoop_r,))
-                  if pl.keep == hadoop_keep)
+    # None when no duration exceeds the 90th percentile: a kept copy has nothing to race
+    hadoop = next((pl for pl in replication.search(dist, n, cost_weight, (hadoop_p,),
+                                                   (hadoop_r,)) if pl.keep == hadoop_keep), None)
     none_t, none_c = replication.no_replication(dist, n)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TailWarning)
@@ -214,8 +215,9 @@ def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_
     entries = [("best" if i == 0 else f"#{i + 1}", pl.p, pl.r, pl.mode, pl.latency,
                 pl.cost_per_task) for i, pl in enumerate(plans[:max(top, 1)])]
     entries.append(("no replication", None, 0, None, none_t, none_c))
-    entries.append(("hadoop default", hadoop.p, hadoop.r, hadoop.mode, hadoop.latency,
-                    hadoop.cost_per_task))
+    if hadoop is not None:
+        entries.append(("hadoop default", hadoop.p, hadoop.r, hadoop.mode, hadoop.latency,
+                        hadoop.cost_per_task))
     rows = [[name, "-" if p is None else f"{p:g}", str(r), mode or "-", f"{latency:.6g}",
              f"{cost:.6g}", f"{cost * n:.6g}", f"{latency + cost_weight * cost:.6g}"]
             for name, p, r, mode, latency, cost in entries]
@@ -227,6 +229,9 @@ def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_
     if fit is not None:
         click.echo(f"Pareto fit: t_min = {fit.t_min:.4g}, beta = {fit.beta:.3g}, KS D = "
                    f"{fit.ks_statistic:.3g} (p = {fit.p_value:.2g}): {verdict}")
+    if hadoop is None:
+        click.echo(f"hadoop default: not listed: it keeps a copy beside tasks longer than the "
+                   f"{100 * (1 - hadoop_p):g}th percentile, and no duration exceeds it")
     header = ["policy", "p", "r", "mode", "E[T]", "E[C]/n", "E[C]", "J"]
     click.echo(_table(header, rows))
     if json_path is not None:
