@@ -3,7 +3,7 @@ serve`` and the Java shim.
 
 A policy answers what it would like (:class:`hedge.model.Actions`); a MapReduce
 ApplicationMaster lets only part of it happen. The same cut is made everywhere: the simulator
-applies it to every answer (``hedge.sim.engine``), ``hedge serve`` applies it before answering
+applies it to every answer (``hedge.sim.actuation``), ``hedge serve`` applies it before answering
 (``hedge.server.session``), and the shim (``org.hedge.shim.ActionLimits``) checks it once more
 with what only the AM knows (copies requested and not started yet, tasks that finished since
 the snapshot). Java and Python are held equal by ``tests/data/action_limits_vectors.tsv``,

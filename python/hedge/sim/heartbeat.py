@@ -88,9 +88,9 @@ def last_received(
 def heartbeats_numpy(live, t: float, step: float, ended: np.ndarray, hw: float, eps: float,
                      kfp: int, latency: Latency) -> None:
     """Numpy reference of ``hedge.sim.kernels.heartbeats`` (same semantics, same results
-    bit for bit): record in ``live`` (the engine's slot arrays) the reports sent in
-    ``(t - step, t]`` by attempts still running (not in ``ended``); ``eps``: the engine's
-    grid tolerance."""
+    bit for bit): record in ``live`` (the slot arrays, ``hedge.sim.slots.Live``) the reports
+    sent in ``(t - step, t]`` by attempts still running (not in ``ended``); ``eps``: the
+    grid tolerance (``hedge.sim.grid.EPS``)."""
     rows = np.flatnonzero(live.nhb <= t + eps)
     if len(ended) and len(rows):
         rows = rows[live.end[rows] > t + eps]

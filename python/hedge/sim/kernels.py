@@ -99,8 +99,8 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
              j_next: np.ndarray, j_finish: np.ndarray, j_wake: np.ndarray,
              j_next_scan: np.ndarray) -> tuple[int, int]:
     """Tasks ``win_task`` (ascending, distinct) are won by the attempts in slots
-    ``win_rows`` ending at ``win_end``: the engine's ``_complete`` after its choice of
-    winners, in one compiled call. Returns ``(change in waiting tasks, jobs finished)``.
+    ``win_rows`` ending at ``win_end``: ``hedge.sim.engine.Simulator._complete`` after its
+    choice of winners, in one compiled call. Returns ``(change in waiting tasks, jobs finished)``.
 
     In order, as the numpy code: mark the tasks done (finish, run time ``end - start``);
     every attempt of a done task is killed at its task's finish (the winners then DONE);
@@ -207,7 +207,7 @@ def update_rates(t: float, degr: np.ndarray, stretch: np.ndarray, busy_n: np.nda
     """``r = speed / (degradation * stretch(busy slots))`` per slot; a slot whose rate
     changes banks its work ``w += r max(t - b, 0)`` (``b = max(tw, ws)``), restarts its
     clock (``tw = t``) and gets ``end = max(b, t) + (W - w) / r``. In place, as the
-    engine's numpy ``_update_rates``."""
+    numpy code of ``hedge.sim.slots.Slots.update_rates``."""
     nodes = len(busy_n)
     factor = np.empty(nodes)
     for i in range(nodes):

@@ -1,0 +1,249 @@
+"""The ApplicationMasters: what each job's AM has received, the snapshots built from it,
+and the scans that ask its policy.
+
+A job's scan is due at ``j_next_scan``. A due job may be skipped (its scan moved ``scan`` s
+on) by a ``scan_idempotent`` policy when its last answer was empty and nothing changed, or
+by the policy's vectorised ``needs_scan`` gate (``hedge.model.batch``; its compiled form
+``needs_scan_slots`` runs over the raw slot arrays, ``SlotView``). Every other due job gets
+a ``Snapshot`` of what its AM holds: each running attempt's last *received* report
+(``hedge.sim.heartbeat.last_received``), then its waiting attempts; the policy's answer is
+carried out by ``hedge.sim.actuation``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.model import Actions, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.model.batch import SlotView
+from hedge.policy import create
+from hedge.sim.actuation import Actuator
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.copies import CopyDraws, truth
+from hedge.sim.grid import EPS, grid_after
+from hedge.sim.heartbeat import last_received
+from hedge.sim.slots import Slots
+from hedge.sim.tables import Tables
+
+
+def _empty(actions: Actions) -> bool:
+    """No action at all and the default rescan (a scan_idempotent job may then go quiet)."""
+    return (not len(actions.speculate_task) and not len(actions.kill_attempt)
+            and not len(actions.resume_task) and actions.reserve_slots <= 0
+            and not len(actions.avoid_nodes) and actions.next_scan_in is None
+            and not actions.wake_on_completion)
+
+
+class AppMasters:
+    """One policy object per job (made at its first scan) and the AMs' view of the slots.
+
+    ``gate``/``slot_gate``: the policy's ``needs_scan``/``needs_scan_slots`` (None: scan
+    every due job); ``idempotent``: skip a quiet job's scans while nothing changed;
+    ``clairvoyant``: tell the policy the truth (``hedge.sim.copies.truth``) before it decides.
+    """
+
+    def __init__(self, cfg: ClusterConfig, tables: Tables, slots: Slots, actuator: Actuator,
+                 draws: CopyDraws, policy: str, params: dict, gate, slot_gate,
+                 idempotent: bool, clairvoyant: bool, compiled: bool) -> None:
+        self.cluster, self.tb, self.slots, self.actuator = cfg, tables, slots, actuator
+        self.draws = draws
+        self.policy_name, self.policy_params = policy, params
+        self.gate, self.slot_gate = gate, slot_gate
+        self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
+        self.policies: dict[int, object] = {}
+        self.scans = 0
+        self._due_mask = np.zeros(len(tables.j_off) + 1, dtype=bool)  # index job + 1
+        self._recv_checked = -np.inf  # reports received up to this time are accounted for
+        self._view: SlotView | None = None  # the gates' view of the slots (_gated)
+
+    def scan(self, t: float) -> None:
+        """Scan every active job whose scan is due at ``t``."""
+        tb = self.tb
+        act = tb.active
+        if not len(act):
+            return
+        due = act[tb.j_next_scan[act] <= t + EPS]
+        if not len(due):
+            return
+        live = self.slots.live
+        if self.idempotent:
+            due = self._changed_or_loud(t, due)
+            if not len(due):
+                return
+        if self.gate is not None:
+            due = self._gated(t, due)
+            if not len(due):
+                return
+        # running attempts of the due jobs, grouped by job in the order of ``due``
+        self._due_mask[due + 1] = True
+        rows = np.flatnonzero(self._due_mask[live.job + 1])
+        self._due_mask[due + 1] = False
+        rows = rows[np.argsort(live.job[rows], kind="stable")]
+        cut = np.append(np.searchsorted(live.job[rows], due), len(rows)).tolist()
+        view = self._reports(t, rows)
+        cluster = self._cluster_facts(t)
+        for i, j in enumerate(due.tolist()):
+            if tb.j_left[j] == 0:
+                continue
+            part = slice(cut[i], cut[i + 1])
+            snapshot = self._snapshot(t, j, rows[part], {k: v[part] for k, v in view.items()},
+                                      cluster)
+            policy = self.policies.get(j)
+            if policy is None:
+                policy = self.policies[j] = create(self.policy_name, **self.policy_params)
+            if self.clairvoyant:
+                policy.see(truth(tb, self.draws.known, self.cluster.startup,
+                                 live.end[rows[part]], t, j, snapshot))
+            actions = policy.decide(snapshot)
+            self.scans += 1
+            self.actuator.apply(t, j, actions, snapshot)
+            if self.idempotent:
+                tb.j_quiet[j] = _empty(actions)
+                tb.j_changed[j + 1] = False
+
+    def _changed_or_loud(self, t: float, due: np.ndarray) -> np.ndarray:
+        """The due jobs a ``scan_idempotent`` policy must see: its last answer was not
+        empty, or the job changed since (a report received, an attempt started, ended,
+        requested or killed, a task completed). The others rescan after ``scan`` s."""
+        tb, live = self.tb, self.slots.live
+        # reports k and k - 1 received since the last check (k - 1 when a step sent two)
+        since = self._recv_checked
+        got = ((live.r0 > since) & (live.r0 <= t)) | ((live.r1 > since) & (live.r1 <= t))
+        tb.j_changed[live.job[got] + 1] = True
+        self._recv_checked = t
+        keep = tb.j_changed[due + 1] | ~tb.j_quiet[due]
+        tb.j_next_scan[due[~keep]] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        return due[keep]
+
+    def _gated(self, t: float, due: np.ndarray) -> np.ndarray:
+        """The due jobs the policy's gate wants scanned; the others rescan after ``scan`` s.
+
+        With ``compiled`` and a policy defining ``needs_scan_slots``, one compiled call over
+        the slot arrays; otherwise ``needs_scan`` over the gathered ``ScanBatch``.
+        """
+        self._due_mask[due + 1] = True
+        view = self._view
+        if view is None:  # the arrays it holds are never reassigned during a run
+            view = self._view = self._slot_view(t)
+        view.now, view.free_slots = t, self.slots.free_slots()
+        if self.slot_gate is not None and self.compiled:
+            want = self.slot_gate(view)[due + 1]
+        else:
+            batch = view.to_batch()
+            marked = batch.job[np.asarray(self.gate(batch), dtype=bool)] + 1
+            self._due_mask[due + 1] = False
+            self._due_mask[marked] = True
+            want = self._due_mask[due + 1]
+            self._due_mask[marked] = False
+        self._due_mask[due + 1] = False
+        self.tb.j_next_scan[due[~want]] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        return due[want]  # due is sorted (jobs activate in order)
+
+    def _slot_view(self, t: float) -> SlotView:
+        """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
+        ``_due_mask`` (index job + 1), so mark the due jobs first."""
+        tb, live = self.tb, self.slots.live
+        return SlotView(
+            now=t, hw=self.cluster.hw, due=self._due_mask, job=live.job, task=live.task,
+            start=live.start, k=live.k, p0=live.p0, p1=live.p1, r0=live.r0, r1=live.r1,
+            task_type=tb.t_type_sentinel, task_attempts=tb.t_att, task_running=tb.t_run,
+            n_tasks=tb.j_ntasks, completed=tb.j_count, completed_mean=tb.j_mean,
+            completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival)
+
+    def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """What the AM holds for the attempts in these slots: their last *received* report."""
+        live, hw = self.slots.live, self.cluster.hw
+        start, kfp = live.start[rows], live.kfp[rows]
+        index, progress, sent, recv = last_received(
+            t, start, live.k[rows], live.p0[rows], live.p1[rows], live.r0[rows],
+            live.r1[rows], hw)
+        seen_fp = (kfp <= index) & (index >= 0)
+        fpt = np.where(seen_fp, start + kfp * hw, np.nan)
+        fpp = np.where(seen_fp, live.fpp[rows], np.nan)
+        return {"progress": progress, "sent": sent, "recv": recv, "fpt": fpt, "fpp": fpp}
+
+    def _cluster_facts(self, t: float) -> ClusterFacts:
+        """Cluster view shared by all scans at ``t``.
+
+        ``slot_free_at``: each busy slot's estimated end by Hadoop's legacy estimator on its
+        attempt's latest report (``start + elapsed / progress``; unknown: inf), at least
+        one tick ahead; empty slots: ``t``.
+        """
+        cfg, slots = self.cluster, self.slots
+        live = slots.live
+        util = slots.busy_n / cfg.slots
+        with np.errstate(divide="ignore", invalid="ignore"):
+            free_at = np.maximum(live.start + live.k * cfg.hw / live.p0, t + cfg.tick)
+        # as np.nan_to_num(nan=inf) before the maximum: inf -> largest float, NaN -> inf
+        free_at[free_at == np.inf] = np.finfo(np.float64).max
+        free_at[np.isnan(free_at)] = np.inf
+        free_at[live.aid < 0] = t
+        return ClusterFacts(
+            total_slots=cfg.total_slots,
+            free_slots=slots.free_slots(),
+            blacklist=np.flatnonzero(slots.bl_mask),
+            cpu_util=util,
+            mem_util=util,
+            slot_node=slots.slot_node,
+            slot_free_at=free_at,
+        )
+
+    def _snapshot(self, t: float, j: int, rows: np.ndarray, view: dict, cluster: ClusterFacts,
+                  ) -> Snapshot:
+        """Job ``j``'s snapshot: its running attempts (these slots' rows), then its waiting
+        original tasks and queued copies."""
+        tb, live = self.tb, self.slots.live
+        off = int(tb.j_off[j])
+        wait = np.arange(tb.j_next[j], tb.j_end[j])
+        wait = wait[~tb.t_done[wait]]
+        copies = [c for c in tb.queue if tb.t_job[tb.a_task[c]] == j]
+        wait_aid = np.concatenate([wait, np.asarray(copies, dtype=np.int64)]).astype(np.int64)
+        wait_task = tb.a_task[wait_aid]
+        nw = len(wait_aid)
+        aid = live.aid[rows]
+
+        def rows_then(running: np.ndarray, waiting: object) -> np.ndarray:
+            """Running rows, then the waiting attempts' value (no copy when none waits)."""
+            if not nw:
+                return running
+            return np.concatenate([running, np.broadcast_to(waiting, nw)])
+
+        task = rows_then(live.task[rows], wait_task)
+        inp = tb.t_input[task]
+        progress = rows_then(view["progress"], 0.0)
+        frac0 = rows_then(live.frac0[rows], 0.0)
+        attempts = AttemptTable(
+            task=task - off,
+            attempt=rows_then(aid, wait_aid),
+            task_type=tb.t_type[task],
+            state=rows_then(np.full(len(rows), AttemptState.RUNNING, np.int8),
+                            np.int8(AttemptState.WAITING)),
+            node=rows_then(self.slots.slot_node[rows], -1),
+            start=rows_then(live.start[rows], np.nan),
+            first_progress_time=rows_then(view["fpt"], np.nan),
+            first_progress=rows_then(view["fpp"], np.nan),
+            progress=progress,
+            report_sent=rows_then(view["sent"], np.nan),
+            report_received=rows_then(view["recv"], np.nan),
+            bytes_processed=progress * (1 - frac0) * inp,
+            input_bytes=inp,
+            speculative=rows_then(tb.a_copy[aid], tb.a_copy[wait_aid]),
+        )
+        nm = int(tb.j_nmaps[j])
+        maps = tb.t_runtime[off:off + nm]
+        reds = tb.t_runtime[off + nm:off + nm + int(tb.j_nred[j])]
+        deadline = float(tb.j_deadline[j])
+        facts = JobFacts(
+            job_id=tb.j_ids[j],
+            start=float(tb.j_arrival[j]),
+            n_maps=nm,
+            n_reduces=int(tb.j_nred[j]),
+            deadline=None if math.isnan(deadline) else deadline,
+            completed_map_runtimes=maps[~np.isnan(maps)],
+            completed_reduce_runtimes=reds[~np.isnan(reds)],
+        )
+        if tb.input_nodes is not None:
+            facts.input_nodes = tb.input_nodes[off:off + nm + int(tb.j_nred[j])]
+        return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)

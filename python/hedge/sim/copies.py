@@ -1,0 +1,59 @@
+"""What a copy of a task costs: its slowdown draw, and the truth a clairvoyant policy is told.
+
+A task's original replays its own straggler factor; a copy (or relaunch) draws a fresh one:
+from the task's pool when the workload carries a trace model's pools (per job and phase,
+``hedge.traces.straggler_model``), else from every task's factor. A clairvoyant policy
+(``oracle``) is told each task's copy slowdown before the copy runs, so the draws are made
+ahead, once per task, and a copy then uses its task's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hedge.model import Snapshot
+from hedge.model.truth import Truth
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.tables import Tables
+from hedge.traces.workload import Workload
+
+
+class CopyDraws:
+    """Slowdowns of copies, from their own generator (seeded ``[seed, 1]``)."""
+
+    def __init__(self, tables: Tables, wl: Workload, cfg: ClusterConfig, seed: int,
+                 clairvoyant: bool) -> None:
+        n = len(tables.t_base)
+        self._rng = np.random.default_rng([seed, 1])
+        self._factor_pool = tables.t_factor if n else np.ones(1)
+        # a trace model's pools (per job and phase), unless the cluster drew the factors
+        pools = wl.copy_pools if cfg.straggler_ratio <= 0 else None
+        self._pools = None if pools is None else (
+            pools.values, pools.start[tables.perm], pools.size[tables.perm])
+        self.known: np.ndarray | None = None
+        if clairvoyant:
+            self.known = self.factors(np.arange(n))
+
+    def factors(self, tasks: np.ndarray) -> np.ndarray:
+        """Slowdowns of copies of ``tasks``: drawn ahead for a clairvoyant policy, else a draw
+        from the task's pool (a trace model's job and phase), else from every task's factor."""
+        if self.known is not None:
+            return self.known[tasks]
+        if self._pools is None:
+            pool = self._factor_pool
+            return pool[self._rng.integers(0, len(pool), len(tasks))]
+        values, start, size = self._pools
+        return values[start[tasks] + self._rng.integers(0, size[tasks])]
+
+
+def truth(tables: Tables, known: np.ndarray, startup: float, end: np.ndarray, t: float,
+          j: int, snapshot: Snapshot) -> Truth:
+    """The ground truth of job ``j``'s snapshot: ``end`` holds the true end of each running
+    attempt listed first in it (as ``hedge.sim.am`` builds snapshots); a waiting one's is
+    unknown (inf). A copy of a task would take its work times ``known`` plus ``startup``."""
+    off = int(tables.j_off[j])
+    n = int(tables.j_nmaps[j] + tables.j_nred[j])
+    remaining = np.full(len(snapshot.attempts), np.inf)
+    remaining[:len(end)] = end - t
+    work = tables.t_base[off:off + n] * known[off:off + n]
+    return Truth(remaining=remaining, copy_time=work + startup)
