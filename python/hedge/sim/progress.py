@@ -16,11 +16,13 @@ from tqdm import tqdm
 class RunProgress:
     """``[2/4] adaptive: 1,204/5,000 tasks, 31/100 jobs, simulated 2,140 s [00:12]``."""
 
-    def __init__(self, label: str, tasks: int, jobs: int, enabled: bool) -> None:
+    def __init__(self, label: str, tasks: int, jobs: int, enabled: bool,
+                 delay: float = 2.0) -> None:
         self.enabled = enabled
         self.jobs = jobs
         self._done = 0
-        self._bar = tqdm(total=tasks, desc=label, file=sys.stderr, delay=2.0, leave=False,
+        self._bar = tqdm(total=tasks, desc=label, file=sys.stderr, delay=delay, leave=False,
+                         mininterval=0 if delay == 0 else 0.1,
                          disable=not enabled,
                          bar_format="{desc}: {n:,}/{total:,} tasks{postfix} [{elapsed}]")
 
