@@ -103,8 +103,29 @@ def test_observe_sees_the_last_received_report() -> None:
     np.testing.assert_allclose(view.progress, 12.0 / (hb.end - hb.start)[:, None, :])
     np.testing.assert_array_equal(view.first_progress_time, 6.0)
     times, valid = detection_times(hb)
-    np.testing.assert_allclose(times[:, 0], hb.end.min(-1))
-    assert (times[valid] < np.repeat(hb.end.max(-1), valid.shape[1])[valid.ravel()]).all()
+    # Issue 19 item 1 moved the scans onto the whole-second clock (they used to start at
+    # the first true end itself): with no latency the first end report arrives at the
+    # first end, and the first scan is the next whole second.
+    np.testing.assert_allclose(times[:, 0], np.ceil(hb.end.min(-1)))
+    assert (times[valid] <= np.repeat(hb.end.max(-1), valid.shape[1])[valid.ravel()]).all()
+
+
+def test_detection_times_follow_the_ams_whole_second_clock() -> None:
+    """Issue 19 item 1: the AM scans on whole seconds, from the first whole second at or
+    after the first end heartbeat is *received* (not the true end), every 1 s, up to and
+    including the last end heartbeat's receipt."""
+    hb = simulate(StudyConfig(10, 20.0, 0.25, "skewed", "pareto"), 30, np.random.default_rng(6))
+    received = np.take_along_axis(hb.received, hb.n_regular[..., None], -1)[..., 0]
+    assert (received > hb.end).any()  # latency: receipt and true end differ
+    times, valid = detection_times(hb)
+    np.testing.assert_array_equal(times, np.round(times))
+    np.testing.assert_array_equal(np.diff(times, axis=1), 1.0)
+    first, last = received.min(-1), received.max(-1)
+    assert ((times[:, 0] >= first) & (times[:, 0] - 1 < first)).all()
+    assert valid[:, 0].all()
+    last_scan = np.where(valid, times, -np.inf).max(-1)
+    assert ((last_scan <= last) & (last_scan + 1 > last)).all()
+    assert (valid == (times <= last[:, None])).all()  # no gap: every second in between
 
 
 def test_rates_by_hand() -> None:
@@ -120,6 +141,60 @@ def test_homogeneous_uniform_jobs_flag_nothing() -> None:
                         ["score", "rate", "fresh-rate"], reps=5, seed=0)
     for row in rows:
         assert row["fp_mean"] == 0.0 and row["fn_mean"] is None
+
+
+def test_homogeneous_jobs_with_latency_flag_some_tasks() -> None:
+    """Issue 19 item 1: with equal durations and Pareto latency, the end reports arrive
+    spread out, so the AM scans while some are in flight and the classic detectors flag
+    tasks whose end report is late. The old scans (from the first true end to before the
+    last) never happened at all in such jobs and gave exactly 0."""
+    rows, _ = run_study([StudyConfig(10, 10.0, 0.0, "uniform", "pareto")],
+                        ["score", "rate", "fresh-rate"], reps=20, seed=0)
+    by = {r["detector"]: r for r in rows}
+    assert by["score"]["fp_mean"] > 0 and by["rate"]["fp_mean"] > 0
+    assert by["fresh-rate"]["fp_mean"] == 0.0  # it waits for an overdue end report
+
+
+# The old scans (before issue 19 item 1; commit 987e1ff) on exactly these cells, in this
+# order, 20 repetitions, seed 0: (tasks, d, f) -> detector -> (FP mean, FN mean).
+NO_LATENCY_BEFORE = {
+    (10, 10.0, 0.1): {"score": (0.275, None), "rate": (0.35000000000000003, None)},
+    (10, 20.0, 0.25): {"score": (0.04777777777777777, 0.15384615384615385),
+                       "rate": (0.23222222222222225, 0.0)},
+    (10, 50.0, 0.25): {"score": (0.0, 0.875), "rate": (0.16402777777777777, 0.0)},
+    (50, 10.0, 0.25): {"score": (0.3342034340483895, 0.0), "rate": (0.3867066974492199, 0.0)},
+    (50, 20.0, 0.1): {"score": (0.0, None), "rate": (0.138, None)},
+}
+
+
+def test_no_latency_uniform_cells_stay_near_the_old_scans() -> None:
+    """No-latency cells with uniform starts, against the values of the old scans.
+
+    The issue expected them unchanged; they cannot be exactly: with no latency the first
+    end report does arrive at the first true end, but the first scan now waits for the
+    next whole second, and task ends are not whole seconds (by then the AM may see more
+    tasks ended). Measured here the FP means move by at most 0.049 (rate, n=50 d=10
+    f=0.25: 0.387 -> 0.436) and score's FN by 0.077 (one or two stragglers a job); at 200
+    repetitions the largest FP move is 0.052 (score n=10 d=10 f=0.1: 0.270 -> 0.218).
+    The bounds below hold those sizes, no more."""
+    cells = [StudyConfig(n, d, f, "uniform", "none") for n, d, f in NO_LATENCY_BEFORE]
+    rows, _ = run_study(cells, ["score", "rate"], reps=20, seed=0)
+    for row in rows:
+        old_fp, old_fn = NO_LATENCY_BEFORE[row["tasks"], row["d_avg"], row["f"]][row["detector"]]
+        assert row["fp_mean"] == pytest.approx(old_fp, abs=0.06), row
+        if old_fn is None:
+            assert row["fn_mean"] is None  # same jobs: still no straggler
+        else:
+            assert row["fn_mean"] == pytest.approx(old_fn, abs=0.1), row
+
+
+def test_held_out_latency_cell_no_longer_runs_high() -> None:
+    """The issue's held-out check: score at n=50, d=20 s, f=0.25, uniform starts, Pareto
+    latency came out about 2.5x the expected FP. Old scans, same draw: FP 0.156 (1000
+    repetitions: 0.156, 0.159 on seeds 0, 1); on whole seconds 0.052 (0.061, 0.058)."""
+    cfg = StudyConfig(50, 20.0, 0.25, "uniform", "pareto")
+    rows, _ = run_study([cfg], ["score"], reps=50, seed=0)
+    assert rows[0]["fp_mean"] < 0.156 / 2
 
 
 def test_stale_heartbeats_fool_rate_but_not_fresh_rate() -> None:

@@ -8,8 +8,10 @@ Published setup, reproduced as stated (one job per repetition):
 - starts UNIFORM (all at 0) or SKEWED (the end times of an independent UNIFORM draw);
 - heartbeats at the start, every ``hw`` = 6 s after it and at the end; linear progress;
 - latency none, or Pareto (numpy ``pareto(5)`` x 1 s, redrawn while above 2 s);
-- detection every 1 s from the first task end until the last task end, over tasks with at
-  least one received heartbeat; a task is *detected* if flagged at least once;
+- detection on the whole-second clock, every 1 s from the first whole second at or after
+  the first end heartbeat is *received* up to the last end heartbeat's receipt (see
+  :func:`detection_times`), over tasks with at least one received heartbeat that have not
+  reported their end; a task is *detected* if flagged at least once;
 - FP rate = detected non-stragglers / non-stragglers, FN rate = undetected stragglers /
   stragglers, per repetition (NaN when the denominator is 0), mean and median.
 
@@ -187,6 +189,11 @@ def simulate(cfg: StudyConfig, reps: int, rng: np.random.Generator) -> Heartbeat
                       n_regular, first_positive, work, jvm, segments)
 
 
+def end_received(hb: Heartbeats) -> np.ndarray:
+    """When the AM receives each task's end heartbeat (rep, task)."""
+    return np.take_along_axis(hb.received, hb.n_regular[..., None], -1)[..., 0]
+
+
 @dataclass
 class View:
     """What the AM knows at each detection time: arrays (rep, time, task)."""
@@ -217,8 +224,7 @@ def observe(hb: Heartbeats, times: np.ndarray, min_reports: int = 1) -> View:
     regular = slots < hb.n_regular[..., None]
     recv_reg = np.where(regular, hb.received, np.inf)
     idx = (recv_reg[:, None, :, :] <= now[..., None]).sum(-1) - 1  # (R, T, n)
-    end_recv = np.take_along_axis(hb.received, hb.n_regular[..., None], -1)[..., 0]
-    ended = end_recv[:, None, :] <= now
+    ended = end_received(hb)[:, None, :] <= now
     idx = np.where(ended, hb.n_regular[:, None, :], idx)
     known = idx >= 0
     r = np.arange(hb.sent.shape[0])[:, None, None]
@@ -329,11 +335,19 @@ DEFAULT_DETECTORS = ("score", "rate", "fresh-score", "fresh-rate")
 
 
 def detection_times(hb: Heartbeats) -> tuple[np.ndarray, np.ndarray]:
-    """Every 1 s from the first task end while some task is still running: (R, T), mask."""
-    first, last = hb.end.min(-1), hb.end.max(-1)
-    steps = np.arange(int(np.ceil((last - first).max())) + 1)
+    """The AM's scans: (R, T) times and the mask of those that happen.
+
+    The AM's loop runs on the simulation's whole-second clock and starts once it *knows*
+    a task has ended: the first whole second at or after the first end heartbeat is
+    received (not the task's true end, which the AM cannot see), then every 1 s, up to
+    and including the last end heartbeat's receive time (while some task still counts as
+    running for the AM).
+    """
+    received = end_received(hb)
+    first, last = np.ceil(received.min(-1)), received.max(-1)
+    steps = np.arange(max(0, int(np.floor((last - first).max()))) + 1)
     times = first[:, None] + steps
-    return times, times < last[:, None]
+    return times, times <= last[:, None]
 
 
 def rates(detected: np.ndarray, straggler: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
