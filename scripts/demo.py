@@ -48,9 +48,9 @@ def hedge() -> str:
 def first_figure(out: Path, began: float) -> None:
     run([hedge(), "simulate", "--synthetic", f"default:jobs={FIRST_JOBS}",
          "--policy", FIRST_POLICIES, "--out", str(out / "first")])
-    print(f"first figure: {out / 'first' / 'job_time_cdf.png'} "
-          f"({time.monotonic() - began:.0f} s after the demo started; all plots in "
-          f"{out / 'first' / 'report.html'})", flush=True)
+    print(f"figures: {out / 'first' / 'report.html'} (first written after the first run, "
+          f"rewritten after each; complete {time.monotonic() - began:.0f} s after the demo "
+          "started)", flush=True)
 
 
 def policy_comparison(out: Path) -> None:

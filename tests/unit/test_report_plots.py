@@ -89,3 +89,18 @@ def test_traces_stats_out_writes_a_page_of_figures(tmp_path, capsys):
     assert figures["tail_extent.png"]["p50_p90_p99_max"][-1] == pytest.approx(max(tails))
     multi = np.array(stats["jobs_detail"]["n_tasks"]) >= 2
     assert sum(figures["stragglers_per_job.png"]["counts"]) == int(multi.sum())
+
+
+def test_report_is_written_after_the_first_run_and_completed_at_the_end(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["simulate", "--synthetic", "jobs=3,tasks=4", "--cluster", "nodes=4,slots=2",
+                 "--policy", "none,hadoop", "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"report: {out / 'report.html'} (partial: 1 of 2 runs done; rewritten as runs " \
+        "finish)" in err
+    html = (out / "report.html").read_text()
+    assert "partial" not in html
+    table = html.split("<pre>")[1].split("</pre>")[0].splitlines()
+    assert [line.split()[0] for line in table[1:]] == ["none", "hadoop"]
+    assert set(json.loads((out / "figures.json").read_text())["cost_vs_latency.png"]
+               ["points"]) == {"none", "hadoop"}

@@ -19,7 +19,15 @@ from hedge.sim.cluster import (
 )
 from hedge.sim.memory import MemoryNeed, check_fits
 from hedge.sim.metrics import json_safe
-from hedge.sim.sweep import RunSpec, WorkloadSource, default_jobs, run_many, workload_for
+from hedge.sim.sweep import (
+    RunSpec,
+    RunSummary,
+    WorkloadSource,
+    default_jobs,
+    run_many,
+    run_one,
+    workload_for,
+)
 from hedge.traces.workload import Workload
 
 # the default workload keeps ~3,000 slots busy: 1,000 nodes x 4 slots runs it at ~75 % load
@@ -228,7 +236,12 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     for warning in user.warnings + _unused(user, specs):
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"speculation: {user.describe()}", err=True)
-    runs = run_many(specs, workers)
+    notes = [f"workload: {what}", f"cluster: {choice.describe()}",
+             f"seeds: {seed_text}",
+             f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
+             f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
+             f"blacklist: {blacklist or 'none'}"]
+    runs = _run_all(specs, workers, Path(out) if out else None, notes)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
@@ -244,13 +257,26 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     if out:
         from hedge.report.html import write_report
 
-        notes = [f"workload: {what}", f"cluster: {choice.describe()}",
-                 f"seeds: {seed_text}",
-                 f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
-                 f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
-                 f"blacklist: {blacklist or 'none'}"]
         path = write_report(Path(out), runs, "hedge simulate", notes)
         click.echo(f"report: {path}", err=True)
+
+
+def _run_all(specs: list[RunSpec], workers: int, out: Path | None,
+             notes: list[str]) -> list[RunSummary]:
+    """Every run; in one process with --out, the report is written after each run but the
+    last (marked partial), so the first figures appear after the first run, not the last."""
+    if workers > 1 or out is None or len(specs) == 1:
+        return run_many(specs, workers)
+    from hedge.report.html import write_report
+
+    runs: list[RunSummary] = []
+    for spec in specs[:-1]:
+        runs.append(run_one(spec))
+        partial = f"partial: {len(runs)} of {len(specs)} runs done; rewritten as runs finish"
+        path = write_report(out, runs, "hedge simulate", [partial, *notes])
+        if len(runs) == 1:
+            click.echo(f"report: {path} ({partial})", err=True)
+    return [*runs, run_one(specs[-1])]
 
 
 def _unused(user: UserSettings, specs: list[RunSpec]) -> list[str]:
