@@ -148,8 +148,10 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
               help="Comma-separated policies, or 'all' (every registered policy).")
 @click.option("--cluster", "cluster_text", default="",
               help="e.g. nodes=100,slots=4,heterogeneity=3.0,contention=2.5 "
-                   "(see hedge.sim.cluster for every key). Default: hedge.sim.cluster's "
-                   f"defaults, or {DEFAULT_WORKLOAD_CLUSTER} for the default workload.")
+                   "(see hedge.sim.cluster for every key; keys not given keep the default). "
+                   "Default: with --trace, one node per machine the trace names (its slots "
+                   f"per machine if recorded); {DEFAULT_WORKLOAD_CLUSTER} for the default "
+                   "workload; else hedge.sim.cluster's defaults.")
 @click.option("--seed", "seed_text", default="0", show_default=True,
               help="Seed, list (1,2,3) or range (0-4); one run per policy and seed.")
 @click.option("--out", type=click.Path(), help="Write DIR/report.html with plots.")
