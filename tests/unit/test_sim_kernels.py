@@ -115,8 +115,11 @@ def _random_view(rng: np.random.Generator, n_slots: int, n_jobs: int) -> SlotVie
                     completed_std=std, free_slots=5, job_start=np.zeros(n_jobs))
 
 
+# {"minimum_allowed": 0, ...}: the cap from the proportions alone; since the cap is a whole
+# number as in Hadoop (int of the max), proportion_running 0.5 keeps it above 0 for these sizes
 @pytest.mark.parametrize("params", [{}, {"minimum_allowed": 1, "proportion_running": 0.0},
-                                    {"slow_task_std": 0.0}, {"minimum_allowed": 0}])
+                                    {"slow_task_std": 0.0},
+                                    {"minimum_allowed": 0, "proportion_running": 0.5}])
 def test_hadoop_slot_gate_equals_the_numpy_gate(params):
     rng = np.random.default_rng(11)
     policy = create("hadoop", **params)
