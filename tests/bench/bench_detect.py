@@ -9,7 +9,8 @@ Prints, each measured in this run:
 - for seeds 0 (tuning), 1 and 2 (reporting), per grid (published; noisy:0.3 + jvm
   1:10): over the cells where classic rate FP > 20 %, each detector's mean FP, mean FN,
   mean detection lead time (true end - first flag, s, over detected stragglers) and the
-  same as a fraction of the straggler's duration; then the issue's target counts;
+  same as a fraction of the straggler's duration; fresh-rate's lead time as a fraction of
+  rate's (issue 19: today about 0.36); then the issue's target counts;
 - for the realism grid's FN misses: how far above the straggler bar the missed
   stragglers ran (the borderline cases no detector with a low FP can separate), and in
   how many cells fresh-rate misses more stragglers than rate by more than chance;
@@ -74,6 +75,14 @@ def summarise(rows: list[dict], label: str) -> None:
     base = stats.get("rate", (float("nan"),))[0]
     for name, (fp, fn, lead, rel) in stats.items():
         print(f"{name:>12} {fp:8.3f} {fn:8.3f} {fp / base:10.2f} {lead:7.2f} {rel:9.3f}")
+    if {"rate", "fresh-rate"} <= set(stats):
+        medians = {name: float(np.nanmedian([np.nan if r["lead_mean"] is None else
+                                             r["lead_mean"] for r in rows
+                                             if r["detector"] == name and cell(r) in hot]))
+                   for name in ("rate", "fresh-rate")}
+        print(f"fresh-rate's lead time as a fraction of rate's over these cells: ratio of "
+              f"the means {stats['fresh-rate'][2] / stats['rate'][2]:.3f}, of the medians "
+              f"(per-cell mean leads) {medians['fresh-rate'] / medians['rate']:.3f}")
     for line in target_summary(rows, realism="progress" in rows[0]):
         if not line.startswith("  miss"):
             print(line)
