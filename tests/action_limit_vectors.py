@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hedge.policy.limits import SpeculationSettings, limit_copies, limit_kills, room
+from tests.vector_files import table, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "action_limits_vectors.tsv"
 HEADER = """\
@@ -128,9 +129,8 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 def text() -> str:
     rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return HEADER + "\t".join(COLUMNS) + "\n" + "\n".join(rows) + "\n"
+    return table(HEADER, COLUMNS, rows)
 
 
 if __name__ == "__main__":
-    VECTORS.write_text(text())
-    print(f"wrote {VECTORS}")
+    write(VECTORS, text())

@@ -20,6 +20,7 @@ import numpy as np
 
 from hedge.model import MAP, REDUCE, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.policy.baseline import HadoopDefault
+from tests.vector_files import table, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "hadoop_default_vectors.tsv"
 HEADER = """\
@@ -206,9 +207,8 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 def text() -> str:
     rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return HEADER + "\t".join(COLUMNS) + "\n" + "\n".join(rows) + "\n"
+    return table(HEADER, COLUMNS, rows)
 
 
 if __name__ == "__main__":
-    VECTORS.write_text(text())
-    print(f"wrote {VECTORS}")
+    write(VECTORS, text())

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from hedge.estimate.runtime import jvm_arrays
+from tests.vector_files import table, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "runtime_estimate_vectors.tsv"
 TOLERANCE_MS = 1.0
@@ -94,9 +95,8 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 def text() -> str:
     rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return HEADER + "\t".join(COLUMNS) + "\n" + "\n".join(rows) + "\n"
+    return table(HEADER, COLUMNS, rows)
 
 
 if __name__ == "__main__":
-    VECTORS.write_text(text())
-    print(f"wrote {VECTORS}")
+    write(VECTORS, text())

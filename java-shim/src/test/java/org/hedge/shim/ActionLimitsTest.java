@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
-import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
@@ -39,15 +35,9 @@ class ActionLimitsTest {
 
   @Test
   void matchesTheSharedVectors() throws IOException {
-    List<String> lines = Files.readAllLines(
-        Paths.get("..", "tests", "data", "action_limits_vectors.tsv"), StandardCharsets.UTF_8);
     int checked = 0;
-    for (String line : lines) {
-      if (line.startsWith("#") || line.startsWith("map_on")) {
-        continue;
-      }
-      String[] f = line.split("\t", -1);
-      assertEquals(18, f.length, line);
+    for (String[] f : VectorFile.rows("action_limits_vectors.tsv", 18, true)) {
+      String line = String.join("\t", f);
       ActionLimits limits = new ActionLimits(f[0].equals("1"), f[1].equals("1"),
           Double.parseDouble(f[3]), Double.parseDouble(f[4]), Integer.parseInt(f[5]),
           f[2].equals("1"));

@@ -4,11 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.hadoop.conf.Configuration;
@@ -178,16 +174,10 @@ class HadoopDefaultFallbackTest {
 
   @Test
   void matchesTheSharedVectors() throws IOException {
-    List<String> lines = Files.readAllLines(
-        Paths.get("..", "tests", "data", "hadoop_default_vectors.tsv"), StandardCharsets.UTF_8);
     int checked = 0;
     int copies = 0;
-    for (String line : lines) {
-      if (line.startsWith("#") || line.startsWith("now\t")) {
-        continue;
-      }
-      String[] f = line.split("\t", -1);
-      assertEquals(16, f.length, line);
+    for (String[] f : VectorFile.rows("hadoop_default_vectors.tsv", 16, true)) {
+      String line = String.join("\t", f);
       int[] got = decide(f);
       assertEquals(Integer.parseInt(f[14]), got[0], "map: " + line);
       assertEquals(Integer.parseInt(f[15]), got[1], "reduce: " + line);

@@ -4,10 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Paths;
-import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.v2.api.records.JobId;
@@ -91,16 +87,10 @@ class HedgeRuntimeEstimatorTest {
   /** The estimate against jvm_arrays (tests/data/runtime_estimate_vectors.tsv, by Python). */
   @Test
   void matchesTheSharedVectors() throws IOException {
-    List<String> lines = Files.readAllLines(
-        Paths.get("..", "tests", "data", "runtime_estimate_vectors.tsv"), StandardCharsets.UTF_8);
     int checked = 0;
     int estimated = 0;
-    for (String line : lines) {
-      if (line.startsWith("#") || line.startsWith("start\t")) {
-        continue;
-      }
-      String[] f = line.split("\t", -1);
-      assertEquals(5, f.length, line);
+    for (String[] f : VectorFile.rows("runtime_estimate_vectors.tsv", 5, true)) {
+      String line = String.join("\t", f);
       HedgeRuntimeEstimator fresh = new HedgeRuntimeEstimator();
       fresh.contextualize(new Configuration(false), null);
       long scan = Long.parseLong(f[3]);
