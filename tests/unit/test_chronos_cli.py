@@ -66,3 +66,22 @@ def test_plan_chronos_missing_model_parameters(capsys):
     assert main(["plan", "chronos", "--job", "7", "--deadline", "3", "--tmin", "1",
                  "--beta", "2", "--tasks", "5"]) == 2
     assert "--job needs --trace" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("beta", ["50", "1000"])
+def test_a_steep_pareto_plans_without_a_warning(beta: str, capsys) -> None:  # noqa: ANN001
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["plan", "chronos", "--tasks", "10", "--deadline", "100", "--tmin", "10",
+                     "--beta", beta]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "inf" not in out
+
+
+@pytest.mark.parametrize("beta", ["1e308", "0.001"])
+def test_a_pareto_shape_outside_the_evaluable_range_is_named(beta: str, capsys) -> None:  # noqa: ANN001
+    assert main(["plan", "chronos", "--tasks", "10", "--deadline", "100", "--tmin", "10",
+                 "--beta", beta]) == 2
+    assert "expected a Pareto shape in [0.01, 1000]" in capsys.readouterr().err

@@ -49,11 +49,8 @@ def seeds_text() -> st.SearchStrategy[str]:
 # (command line before the option, option, strategy of its value, what an error names)
 OPTIONS = [
     (SIMULATE[:-2], "--cluster", pairs(CLUSTER_KEYS), ["--cluster", "cluster"]),
-    # not the empty spec: `--synthetic ''` runs the default workload (1,521 jobs), which
-    # sim/cli.py should refuse as it refuses `--trace ''` (reported, issue 20; that file was
-    # being changed by its owner when this suite landed)
     (["simulate", "--policy", "none", "--quiet", "--cluster", "nodes=4,slots=2"],
-     "--synthetic", pairs(SPEC_KEYS).filter(str.strip), ["--synthetic", "synthetic"]),
+     "--synthetic", pairs(SPEC_KEYS), ["--synthetic", "synthetic"]),
     (SIMULATE, "--seed", seeds_text(), ["--seed"]),
     (SIMULATE[:3] + SIMULATE[5:], "--policy",
      st.one_of(st.sampled_from(["none", "none,", ",", "all,none", "hadoop"]), value()),

@@ -54,6 +54,10 @@ def default_taus(deadline: float, t_min: float,
     return tau_est, min(deadline, tau_est + gap)
 
 
+# The Pareto shapes the closed forms are evaluated for: fitted traces give about 0.5 to 5.
+MIN_BETA, MAX_BETA = 0.01, 1000.0
+
+
 def _params(strategy: str, n_tasks: int, deadline: float, t_min: float, beta: float,
             tau_est: float | None, tau_kill: float | None) -> _Params:
     """Validated parameters (HedgeError naming the bad value otherwise)."""
@@ -65,8 +69,10 @@ def _params(strategy: str, n_tasks: int, deadline: float, t_min: float, beta: fl
         raise HedgeError(f"n_tasks = {n_tasks!r}: expected a positive integer <= 2^53")
     if not t_min > 0:
         raise HedgeError(f"t_min = {t_min!r}: expected a positive minimum run time")
-    if not beta > 0:
-        raise HedgeError(f"beta = {beta!r}: expected a positive Pareto shape")
+    if not MIN_BETA <= beta <= MAX_BETA:
+        raise HedgeError(f"beta = {beta!r}: expected a Pareto shape in [{MIN_BETA:g}, "
+                         f"{MAX_BETA:g}] (beyond it the closed forms overflow in float64: "
+                         "above, every attempt takes t_min; below, none ends)")
     if not deadline > t_min:
         raise HedgeError(
             f"deadline = {deadline!r} <= t_min = {t_min!r}: no attempt can finish by the deadline"
@@ -384,13 +390,15 @@ def _line_search(u, r_0: int, r_max: int) -> tuple[int, float]:
     """
     steps = _doubling(r_0, r_max)
     values = u(np.concatenate([steps, steps + 1]))
-    delta = values[len(steps):] - values[: len(steps)]
-    down = np.flatnonzero(delta <= 0)
+    with np.errstate(invalid="ignore"):  # -inf - -inf: both worthless, no gain either way
+        delta = values[len(steps):] - values[: len(steps)]
+    down = np.flatnonzero(~(delta > 0))
     if len(down) == 0:
         return r_max, float(values[len(steps) - 1])
     if down[0] == 0:
         return int(steps[0]), float(values[0])
     lo, hi = int(steps[down[0] - 1]), int(steps[down[0]])
     values = u(np.arange(lo + 1, hi + 2, dtype=np.float64))
-    k = int(np.argmax(np.diff(values) <= 0))
+    with np.errstate(invalid="ignore"):
+        k = int(np.argmax(~(np.diff(values) > 0)))
     return lo + 1 + k, float(values[k])

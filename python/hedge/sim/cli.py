@@ -188,6 +188,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     if trace is not None and not trace.strip():
         # an empty path (an unset shell variable) must not fall back to the default workload
         raise HedgeError("--trace '': expected the path of a trace file")
+    if synthetic is not None and not synthetic.strip():
+        raise HedgeError("--synthetic '': expected a workload spec (e.g. jobs=50,tasks=200) "
+                         "or 'default'")
     if trace and synthetic:
         raise HedgeError("give either --trace or --synthetic, not both")
     if trace and not Path(trace).exists():
