@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from hedge.policy.base import Policy, register
-from hedge.policy.baseline import HadoopDefault, Spark
+from hedge.policy.baseline import HadoopDefault
+from hedge.policy.published import Spark
 from hedge.sim.engine import simulate
 
 from .test_sim_invariants import CLUSTER, random_workload

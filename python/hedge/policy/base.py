@@ -29,6 +29,7 @@ from hedge.model.truth import Truth
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
     "hedge.policy.baseline",
+    "hedge.policy.published",
     "hedge.policy.detectors",
     "hedge.policy.window",
     "hedge.policy.chronos",

@@ -1,0 +1,279 @@
+"""Published speculation policies, as the original systems describe them.
+
+- ``late``: LATE (Zaharia et al., OSDI'08).
+- ``mantri``: Mantri (Ananthanarayanan et al., OSDI'10), restart-free variant (copies + pruning).
+- ``dolly``: Dolly (Ananthanarayanan et al., NSDI'13) proactive cloning of small jobs.
+- ``spark``: Spark's ``spark.speculation`` rule (quantile 0.75, multiplier 1.5).
+
+Hadoop's own rule and ``none`` are in :mod:`hedge.policy.baseline`. Each policy only reads the
+``Snapshot`` (what the AM has received) and returns ``Actions``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.model.batch import ScanBatch
+from hedge.policy.base import Policy, register
+from hedge.policy.baseline import attempts_per_task
+
+
+def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Progress rate ``p / (sent - start)`` and time left ``(1 - p) / rate`` (NaN unknown)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(progress > 0, progress, np.nan) / (sent - start)
+        left = (1.0 - progress) / rate
+    return rate, left
+
+
+def _rate_left(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """``_rate_left_arrays`` on a snapshot's attempts."""
+    a = snapshot.attempts
+    return _rate_left_arrays(a.start, a.progress, a.report_sent)
+
+
+@register
+class Late(Policy):
+    """``late``: LATE, speculate the slow task with the longest estimated time left.
+
+    Progress rate ``PR = p / (sent - start)``, time left ``(1 - p) / PR``. When a slot is
+    free, among running tasks with one attempt, older than ``min_elapsed`` s and whose
+    rate is below the ``slow_task_threshold`` quantile of the job's running rates (per task
+    type), the one with the longest time left gets one copy, placed away from slow nodes:
+    nodes whose mean progress rate (over this job's attempts) is below the
+    ``slow_node_threshold`` quantile go into ``avoid_nodes``. At most
+    ``speculative_cap`` x cluster slots copies of the job run at once. Behind a live AM,
+    which reports no slot counts, the free-slot test and this cap are left to the shim's
+    Hadoop caps.
+    """
+
+    name = "late"
+
+    def __init__(self, slow_task_threshold: float = 0.25, slow_node_threshold: float = 0.25,
+                 speculative_cap: float = 0.1, min_elapsed: float = 60.0) -> None:
+        self.slow_task_threshold = slow_task_threshold
+        self.slow_node_threshold = slow_node_threshold
+        self.speculative_cap = speculative_cap
+        self.min_elapsed = min_elapsed
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a, now = snapshot.attempts, snapshot.now
+        running = a.state == AttemptState.RUNNING
+        copies = int((running & a.speculative).sum())
+        cluster = snapshot.cluster
+        if cluster.slots_known and (cluster.free_slots <= 0
+                                    or copies >= self.speculative_cap * cluster.total_slots):
+            return Actions()
+        rate, left = _rate_left(snapshot)
+        known = running & np.isfinite(rate)
+        per_task = attempts_per_task(snapshot)
+        slow = np.zeros(len(a), dtype=bool)
+        for task_type in (MAP, REDUCE):
+            rows = known & (a.task_type == task_type)
+            if rows.sum() >= 2:
+                cut = np.quantile(rate[rows], self.slow_task_threshold)
+                slow |= rows & (rate < cut)
+        ok = slow & (per_task[a.task] == 1) & (now - a.start >= self.min_elapsed)
+        if not ok.any():
+            return Actions()
+        rows = np.flatnonzero(ok)
+        task = int(a.task[rows[np.argmax(left[rows])]])
+        return Actions(speculate_task=[task], avoid_nodes=self._slow_nodes(a.node[known],
+                                                                          rate[known]))
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: below its job-and-type's slow-task quantile, old enough, uncopied."""
+        if batch.free_slots is not None and batch.free_slots <= 0:
+            return np.zeros(len(batch.job), dtype=bool)
+        rate, _ = _rate_left_arrays(batch.start, batch.progress, batch.report_sent)
+        known = np.flatnonzero((batch.job >= 0) & np.isfinite(rate))
+        out = np.zeros(len(batch.job), dtype=bool)
+        if len(known) < 2:
+            return out
+        cell = batch.job[known] * 2 + batch.task_type[known]
+        order = np.lexsort((rate[known], cell))
+        rows, cell, value = known[order], cell[order], rate[known][order]
+        first = np.searchsorted(cell, cell, side="left")
+        size = np.searchsorted(cell, cell, side="right") - first
+        h = (size - 1) * self.slow_task_threshold  # np.quantile's linear method, per group
+        lo = np.floor(h).astype(np.int64)
+        frac = h - lo
+        upper = np.minimum(lo + 1, size - 1)
+        cut = value[first + lo] + frac * (value[first + upper] - value[first + lo])
+        slack = 1e-9 * (1 + np.abs(cut))
+        out[rows] = ((size >= 2) & (value < cut + slack)
+                     & (batch.task_attempts[rows] == 1)
+                     & (batch.now - batch.start[rows] >= self.min_elapsed - 1e-9))
+        return out
+
+    def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """Nodes whose mean progress rate is below the slow-node quantile."""
+        if len(node) < 2:
+            return np.empty(0, dtype=np.int64)
+        nodes, inverse = np.unique(node, return_inverse=True)
+        mean = np.bincount(inverse, weights=rate) / np.bincount(inverse)
+        if len(nodes) < 2:
+            return np.empty(0, dtype=np.int64)
+        return nodes[mean < np.quantile(mean, self.slow_node_threshold)]
+
+
+@register
+class Mantri(Policy):
+    """``mantri``: copies for tasks that will clearly outlast a fresh attempt; prune losers.
+
+    When the cluster has a free slot and none of the job's tasks waits for one, every running
+    task whose estimated remaining time ``t_rem`` (LATE-style rate on its best attempt)
+    exceeds the mean completed run time of its type by ``margin`` s gets one more copy, up
+    to ``max_copies`` extra attempts per task, longest ``t_rem`` first, at most one per free
+    slot. Every ``prune_every`` s, of a task's running attempts that have reported progress
+    only the one with the earliest estimated end is kept; the others are killed.
+    """
+
+    name = "mantri"
+
+    def __init__(self, margin: float = 30.0, max_copies: int = 3, prune_every: float = 30.0,
+                 ) -> None:
+        self.margin = margin
+        self.max_copies = max_copies
+        self.prune_every = prune_every
+        self._last_prune = -math.inf
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a, now = snapshot.attempts, snapshot.now
+        running = a.state == AttemptState.RUNNING
+        _, left = _rate_left(snapshot)
+        # age the estimate by the time since its report
+        left = left - (now - a.report_sent)
+        kills = self._prune(snapshot, running, left)
+        waiting = (a.state == AttemptState.WAITING).any()
+        # unknown slots (live AM): every candidate, within the shim's Hadoop caps
+        free = snapshot.cluster.free_slots if snapshot.cluster.slots_known else len(a)
+        if waiting or free <= 0:
+            return Actions(kill_attempt=kills)
+        per_task = attempts_per_task(snapshot)
+        expected = np.full(len(a), np.nan)
+        for task_type in (MAP, REDUCE):
+            done = snapshot.job.completed_runtimes(task_type)
+            if len(done):
+                expected[a.task_type == task_type] = done.mean()
+        with np.errstate(invalid="ignore"):
+            ok = (running & (left > expected + self.margin)
+                  & (per_task[a.task] - 1 < self.max_copies))
+        rows = np.flatnonzero(ok)
+        rows = rows[np.argsort(-left[rows], kind="stable")]
+        tasks = list(dict.fromkeys(a.task[rows].tolist()))[:free]
+        return Actions(speculate_task=tasks, kill_attempt=kills)
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: a pruning candidate, or a task that may deserve another copy."""
+        rate, left = _rate_left_arrays(batch.start, batch.progress, batch.report_sent)
+        left = left - (batch.now - batch.report_sent)
+        cell = np.maximum(batch.job, 0) * 2 + batch.task_type
+        expected = batch.completed_mean.ravel()[cell]
+        with np.errstate(invalid="ignore"):
+            prune = (batch.task_attempts > 1) & np.isfinite(left)
+            copy = ((left > expected + self.margin - 1e-6 * (1 + np.abs(expected)))
+                    & (batch.task_attempts - 1 < self.max_copies))
+        if batch.free_slots is not None and batch.free_slots <= 0:
+            copy[:] = False
+        return prune | copy
+
+    def _prune(self, snapshot: Snapshot, running: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """Losing attempts to kill, at most once per ``prune_every`` s (counted from the last
+        scan that had a task with several reported attempts)."""
+        a = snapshot.attempts
+        rows = np.flatnonzero(running & np.isfinite(left))
+        if not len(rows):
+            return np.empty(0, dtype=np.int64)
+        tasks, counts = np.unique(a.task[rows], return_counts=True)
+        multi = np.isin(a.task[rows], tasks[counts > 1])
+        rows = rows[multi]
+        if not len(rows) or snapshot.now - self._last_prune < self.prune_every:
+            return np.empty(0, dtype=np.int64)
+        self._last_prune = snapshot.now
+        order = np.lexsort((left[rows], a.task[rows]))
+        rows = rows[order]
+        first = np.unique(a.task[rows], return_index=True)[1]
+        keep = np.zeros(len(rows), dtype=bool)
+        keep[first] = True
+        return a.attempt[rows[~keep]]
+
+
+@register
+class Dolly(Policy):
+    """``dolly``: clone every task of a small job at launch; the first clone to finish wins.
+
+    A job with at most ``max_tasks`` tasks gets ``clones`` extra attempts per task at its
+    first scan, provided its clones fit the cloning budget: at most ``budget`` x cluster
+    slots, and enough free slots for the job's tasks and all clones (a per-job reading of
+    Dolly's 5% cluster budget: a policy object sees one job). Reduces, which start after the
+    maps, are cloned at the first scan that sees them waiting. Never acts afterwards.
+    """
+
+    name = "dolly"
+
+    def __init__(self, max_tasks: int = 10, clones: int = 2, budget: float = 0.05) -> None:
+        self.max_tasks = max_tasks
+        self.clones = clones
+        self.budget = budget
+        self._cloned: set[int] = set()
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        job, cluster, a = snapshot.job, snapshot.cluster, snapshot.attempts
+        n = job.n_maps + job.n_reduces
+        extra = n * self.clones
+        if n > self.max_tasks or extra > self.budget * cluster.total_slots or \
+                cluster.free_slots < n + extra:
+            return Actions(next_scan_in=math.inf)
+        waiting = np.unique(a.task[a.state == AttemptState.WAITING])
+        new = [t for t in waiting.tolist() if t not in self._cloned]
+        self._cloned.update(new)
+        more = len(self._cloned) < n
+        return Actions(speculate_task=new, speculate_copies=[self.clones] * len(new),
+                       next_scan_in=None if more else math.inf, wake_on_completion=more)
+
+
+@register
+class Spark(Policy):
+    """``spark``: Spark's speculation rule, per stage (task type).
+
+    Once ``quantile`` of a stage's tasks have finished, every running task of that stage
+    with a single attempt that has run longer than ``multiplier`` x the median successful
+    run time (and at least ``min_runtime`` s) gets one copy.
+    """
+
+    name = "spark"
+
+    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5,
+                 min_runtime: float = 0.0) -> None:
+        self.quantile = quantile
+        self.multiplier = multiplier
+        self.min_runtime = min_runtime
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        a, now, job = snapshot.attempts, snapshot.now, snapshot.job
+        per_task = attempts_per_task(snapshot)
+        running = a.state == AttemptState.RUNNING
+        chosen = np.zeros(len(a), dtype=bool)
+        can_act = False
+        for task_type, n_type in ((MAP, job.n_maps), (REDUCE, job.n_reduces)):
+            done = job.completed_runtimes(task_type)
+            if n_type == 0 or len(done) < math.floor(self.quantile * n_type) or not len(done):
+                continue
+            can_act = True
+            limit = max(self.multiplier * float(np.median(done)), self.min_runtime)
+            chosen |= (running & (a.task_type == task_type) & (per_task[a.task] == 1)
+                       & (now - a.start > limit))
+        if not can_act:
+            return Actions(next_scan_in=math.inf, wake_on_completion=True)
+        return Actions(speculate_task=np.unique(a.task[chosen]))
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: has its stage reached its quantile of finished tasks?"""
+        need = np.maximum(np.floor(self.quantile * batch.n_tasks), 1)
+        ready = ((batch.n_tasks > 0) & (batch.completed >= need)).ravel()
+        return ready[np.maximum(batch.job, 0) * 2 + batch.task_type]
