@@ -21,7 +21,7 @@ attempts' energies add up to the nodes' dynamic energy exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -64,6 +64,22 @@ class PowerModel:
                 )
         if self.cores < 1 or int(self.cores) != self.cores:
             raise HedgeError(f"power model: field 'cores' = {self.cores!r}, expected an integer >= 1")
+
+    @classmethod
+    def of(cls, power: PowerModel | dict | None) -> PowerModel:
+        """A model from a model, a dict of its fields (a policy parameter) or None (the
+        defaults); anything else is one HedgeError naming the fields."""
+        if power is None:
+            return cls()
+        if isinstance(power, cls):
+            return power
+        if isinstance(power, dict):
+            try:
+                return cls(**power)
+            except TypeError as exc:
+                raise HedgeError(f"power model: {exc}; expected fields of {asdict(cls())}"
+                                 ) from None
+        raise HedgeError(f"power = {power!r}, expected a PowerModel or a dict of its fields")
 
     @property
     def task_mem_power(self) -> float:

@@ -47,15 +47,8 @@ left such tasks stuck at the end of the job; a second copy is what hadoop's and 
 1-6 of tests/bench/bench_window.py) it cut window's mean job time by 12-14 % and its
 energy by 3-16 %; it was then reported on seeds never used for tuning.
 
-The copy model needs, per node, the latest non-straggling task T_h of this job (of the same
-task type) that ran there: its run time, input bytes and locality. The policy learns them
-from what the AM sees: SUCCEEDED rows of the attempt table when present, otherwise an
-attempt that disappears with its task (the task finished; its run time is taken as
-``now - start``, at most one scan long). A T_h is non-straggling when its run time is below
-``straggler_factor`` x the mean completed run time. A node with no such history uses the
-mean expected duration of the job's unflagged running attempts there, else the mean
-completed run time divided by the node's relative speed (``ClusterFacts.node_speed``, 1
-when unknown). Locality comes from ``JobFacts.input_nodes`` (unknown: no adjustment).
+The copy model needs, per node, the latest non-straggling task T_h of this job that ran
+there: :mod:`hedge.policy.node_history` learns it from what the AM sees.
 
 ``hete-aware`` uses steps 1-3 (no rescheduling) but only for a task type once all its
 normal tasks are launched (no original attempt of that type is WAITING), as Hadoop copies
@@ -65,7 +58,6 @@ only at the end of a job's wave.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 
 import numpy as np
 
@@ -78,84 +70,7 @@ from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
-
-
-def _power_model(power: PowerModel | dict | None) -> PowerModel:
-    if power is None:
-        return PowerModel()
-    if isinstance(power, PowerModel):
-        return power
-    if isinstance(power, dict):
-        try:
-            return PowerModel(**power)
-        except TypeError as exc:
-            raise HedgeError(f"power model: {exc}; expected fields of {asdict(PowerModel())}"
-                             ) from None
-    raise HedgeError(f"power = {power!r}, expected a PowerModel or a dict of its fields")
-
-
-class _NodeHistory:
-    """Per task type and node: run time, input bytes and locality of the latest
-    non-straggling completed attempt of this job seen there (NaN / False: none)."""
-
-    def __init__(self) -> None:
-        self.runtime = np.full((2, 0), np.nan)
-        self.input_bytes = np.full((2, 0), np.nan)
-        self.local = np.zeros((2, 0), dtype=bool)
-        self._prev: dict[str, np.ndarray] | None = None
-
-    def _grow(self, n_nodes: int) -> None:
-        extra = n_nodes - self.runtime.shape[1]
-        if extra > 0:
-            self.runtime = np.hstack([self.runtime, np.full((2, extra), np.nan)])
-            self.input_bytes = np.hstack([self.input_bytes, np.full((2, extra), np.nan)])
-            self.local = np.hstack([self.local, np.zeros((2, extra), dtype=bool)])
-
-    def update(self, snap: Snapshot, local: np.ndarray, typical: np.ndarray,
-               factor: float) -> None:
-        """Record completions visible in ``snap``; ``typical[type]``: mean run time."""
-        a = snap.attempts
-        done = (a.state == AttemptState.SUCCEEDED) & (a.node >= 0)
-        running = a.running & (a.node >= 0)
-        if (not done.any() and self._prev is not None
-                and np.array_equal(self._prev["aid"], a.attempt[running])):
-            self._prev["progress"] = a.progress[running]
-            return  # nothing finished since the last scan
-        n_nodes = max(len(snap.cluster.node_speed), int(a.node.max(initial=-1)) + 1,
-                      int(snap.cluster.slot_node.max(initial=-1)) + 1)
-        self._grow(n_nodes)
-        rows = {"node": a.node[done], "type": a.task_type[done],
-                "runtime": (a.report_sent - a.start)[done],
-                "bytes": a.input_bytes[done], "local": local[done],
-                "t": a.report_sent[done]}
-        cur = {"aid": a.attempt[running], "task": a.task[running], "node": a.node[running],
-               "type": a.task_type[running], "start": a.start[running],
-               "progress": a.progress[running], "bytes": a.input_bytes[running],
-               "local": local[running]}
-        if self._prev is not None:
-            p = self._prev
-            # attempts gone together with their task: the task finished; the one with the
-            # most progress is taken as the winner, finishing at about now
-            gone = ~np.isin(p["aid"], a.attempt) & ~np.isin(p["task"], a.task)
-            order = np.lexsort((-p["progress"], p["task"]))
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = p["task"][order][1:] != p["task"][order][:-1]
-            winner = np.zeros(len(order), dtype=bool)
-            winner[order[first]] = True
-            w = gone & winner
-            for key, value in (("node", p["node"][w]), ("type", p["type"][w]),
-                               ("runtime", snap.now - p["start"][w]),
-                               ("bytes", p["bytes"][w]), ("local", p["local"][w]),
-                               ("t", np.full(int(w.sum()), snap.now))):
-                rows[key] = np.concatenate([rows[key], value])
-        self._prev = cur
-        ok = rows["runtime"] <= factor * typical[rows["type"].astype(np.int64)]
-        order = np.argsort(rows["t"][ok], kind="stable")  # latest written last wins
-        node = rows["node"][ok][order]
-        ttype = rows["type"][ok][order].astype(np.int64)
-        self.runtime[ttype, node] = rows["runtime"][ok][order]
-        self.input_bytes[ttype, node] = rows["bytes"][ok][order]
-        self.local[ttype, node] = rows["local"][ok][order]
+from hedge.policy.node_history import NodeHistory, attempt_local
 
 
 def _tail_types(snap: Snapshot) -> list[int]:
@@ -164,17 +79,6 @@ def _tail_types(snap: Snapshot) -> list[int]:
     a = snap.attempts
     waiting = (a.state == AttemptState.WAITING) & ~a.speculative
     return [t for t in (MAP, REDUCE) if not (waiting & (a.task_type == t)).any()]
-
-
-def _attempt_local(snap: Snapshot) -> np.ndarray:
-    """Per attempt: its node holds the task's input (False when unknown)."""
-    nodes = snap.job.input_nodes
-    a = snap.attempts
-    if nodes.ndim != 2 or nodes.shape[1] == 0 or len(a) == 0:
-        return np.zeros(len(a), dtype=bool)
-    ok = (a.task >= 0) & (a.task < len(nodes)) & (a.node >= 0)
-    rows = nodes[np.where(ok, a.task, 0)]
-    return ok & (rows == a.node[:, None]).any(axis=1)
 
 
 @register
@@ -234,7 +138,7 @@ class WindowPolicy(Policy):
         self.detector_params = dict(DEFAULT_DETECTOR_PARAMS.get(detector, {})
                                     if detector_params is None else detector_params)
         self.bandwidth = check_bandwidth(bandwidth)
-        self.power = _power_model(power)
+        self.power = PowerModel.of(power)
         self.top_k = int(top_k)
         self.straggler_factor = float(straggler_factor)
         if not float(hold_ahead) >= 0:
@@ -253,7 +157,7 @@ class WindowPolicy(Policy):
         self._copied: set[int] = set()
         self._recopied: set[int] = set()  # tasks given their second (tail) copy
         self._pending = np.empty(0, dtype=_PENDING)
-        self._history = _NodeHistory()
+        self._history = NodeHistory()
 
     # ---------------------------------------------------------------- the scan
     def decide(self, snapshot: Snapshot) -> Actions:
@@ -265,7 +169,7 @@ class WindowPolicy(Policy):
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
         typical = np.array([_mean_or(job.completed_map_runtimes, done.mean()),
                             _mean_or(job.completed_reduce_runtimes, done.mean())])
-        local = _attempt_local(snapshot)
+        local = attempt_local(snapshot)
         self._history.update(snapshot, local, typical, self.straggler_factor)
         if snapshot.now >= self._window_end:
             w = self._window_length(done)
@@ -477,7 +381,7 @@ class WindowPolicy(Policy):
         """Per node, the reference task T_h of the copy model: (t_Th, T_h local, D_Th / B).
 
         In order of preference: the latest non-straggling completed attempt of this job and
-        type on the node (:class:`_NodeHistory`); else the mean expected duration
+        type on the node (:class:`hedge.policy.node_history.NodeHistory`); else the mean expected duration
         (ECT - start) of the job's running, unflagged originals of the type on the node,
         once they report ``min_progress``; else the mean completed run time / node speed."""
         a, c = snap.attempts, snap.cluster
