@@ -23,9 +23,7 @@ import contextlib
 import gc
 import logging
 import socket
-import socketserver
 import ssl
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +39,7 @@ from hedge.server.connections import (
     guarded_client_server,
     server_tls_context,
 )
+from hedge.server.data_channel import DataServer, read_exact
 from hedge.server.endpoint import MetricsEndpoint
 from hedge.server.mappings import MappingDirectory
 from hedge.server.metrics import Metrics
@@ -155,99 +154,11 @@ class EntryPoint:
             return f"ERROR internal error: {type(exc).__name__}: {exc}".encode()
 
 
-class _DataHandler(socketserver.BaseRequestHandler):
-    server: _DataServer
-
-    def handle(self) -> None:
-        sock: socket.socket = self.request
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        gate, accepted = self.server.gate, sock
-        authenticated = False
-
-        def on_authenticated() -> None:
-            nonlocal authenticated
-            authenticated = True
-            gate.authenticated(accepted)
-            _idle_timeout(sock, self.server.service.config.limits.idle_timeout)
-
-        try:
-            sock = gate.secure(sock)  # the hello must arrive within the auth timeout
-            self.server.service.serve_connection(sock, on_authenticated)
-        except Refused as exc:
-            gate.failed(accepted, self.client_address, exc.kind, exc.reason)
-        except (OSError, ConnectionError) as exc:
-            if authenticated:
-                log.debug("event=data_connection_closed reason=%r", str(exc))
-            else:
-                gate.failed(accepted, self.client_address, "io",
-                            f"failed before authenticating: {exc!r}")
-        finally:
-            gate.release(accepted)
-
-
-def _idle_timeout(sock: socket.socket, idle: float) -> None:
-    """The read timeout of an authenticated data connection.
-
-    Plain TCP: blocking socket + kernel receive timeout, so recv(MSG_WAITALL) takes a whole
-    frame in one wake-up (a Python-level timeout would poll per chunk); idle peers still time
-    out. TLS reads a record at a time anyway: a Python-level timeout.
-    """
-    if isinstance(sock, ssl.SSLSocket):
-        sock.settimeout(idle)
-        return
-    sock.settimeout(None)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
-                    struct.pack("ll", int(idle), int(idle % 1 * 1e6)))
-
-
-class _DataServer(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], service: ControlPlaneService,
-                 gate: ConnectionGate) -> None:
-        self.service = service
-        self.gate = gate
-        super().__init__(address, _DataHandler)
-
-    def verify_request(self, request, client_address) -> bool:  # noqa: ANN001
-        refused = self.gate.admit(request)
-        if refused:  # socketserver closes the socket
-            self.gate.failures.failed(self.gate.channel, client_address, "refused", refused)
-        return refused is None
-
-
 def _head(values, n: int = 10) -> str:
     """A list for the log, cut after n items (a decision may name thousands of tasks)."""
     items = [int(v) for v in values[:n]]
     more = f",+{len(values) - n}" if len(values) > n else ""
     return "[" + ",".join(map(str, items)) + more + "]"
-
-
-def _read_exact(sock: socket.socket, n: int, buf: bytearray | None = None,
-                ) -> bytearray | memoryview | None:
-    """Exactly n bytes, or None when the peer closed before the first byte.
-
-    With ``buf`` (at least n bytes) the bytes land in it and a view of them is returned:
-    a connection reuses one buffer for every frame instead of allocating (and zeroing) a
-    new one per scan; nothing of a frame is kept after its answer (the session copies the
-    rows into its table).
-    """
-    if buf is None:
-        buf = bytearray(n)
-    view = memoryview(buf)[:n]
-    got = 0
-    flags = 0 if isinstance(sock, ssl.SSLSocket) else socket.MSG_WAITALL  # TLS takes no flags
-    while got < n:
-        k = sock.recv_into(view[got:], n - got, flags)
-        if k == 0:
-            if got == 0:
-                return None
-            raise ConnectionError(f"peer closed after {got} of {n} bytes")
-        got += k
-    return view if len(buf) != n else buf
 
 
 def _collect_if_due() -> None:
@@ -299,7 +210,7 @@ class ControlPlaneService:
         self.mappings = (MappingDirectory(config.imkp_mappings) if config.imkp_mappings
                          else None)
         self._gateway = None
-        self._data: _DataServer | None = None
+        self._data: DataServer | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         # connection failures of both listeners, rate-limited; each counted for /metrics
@@ -346,7 +257,7 @@ class ControlPlaneService:
         ``authenticated()`` runs once the hello named a live session with its secret (the
         listener then lifts the authentication deadline)."""
         try:
-            hello = _read_exact(sock, wire.HELLO.size)
+            hello = read_exact(sock, wire.HELLO.size)
         except TimeoutError:
             raise Refused("timeout", "no session hello within the [limits] auth_timeout") \
                 from None
@@ -366,7 +277,7 @@ class ControlPlaneService:
         max_body = self.config.limits.max_body_bytes
         buffer = bytearray(64 << 10)  # grows to the largest frame of the connection
         while not self._stop.is_set():
-            header = _read_exact(sock, wire.REQUEST.size)
+            header = read_exact(sock, wire.REQUEST.size)
             if header is None:
                 return
             magic, _, _, seq, body_len = wire.REQUEST.unpack_from(header)[:5]
@@ -379,7 +290,7 @@ class ControlPlaneService:
                 return  # cannot resynchronise: drop the connection, keep the session
             if body_len > len(buffer):
                 buffer = bytearray(max(body_len, 2 * len(buffer)))
-            body = _read_exact(sock, body_len, buffer) if body_len else bytearray()
+            body = read_exact(sock, body_len, buffer) if body_len else bytearray()
             if body is None:
                 return
             sock.sendall(self.answer(session, bytes(header), body))
@@ -454,7 +365,7 @@ class ControlPlaneService:
         if self.endpoint is not None:
             self.endpoint.start()  # first: a taken port stops the start before anything runs
         tls = server_tls_context(cfg.tls_cert, cfg.tls_key) if cfg.tls_cert else None
-        self._data = _DataServer((cfg.host, cfg.data_port), self, self._gate("data", tls))
+        self._data = DataServer((cfg.host, cfg.data_port), self, self._gate("data", tls))
         self._spawn(self._data.serve_forever, "hedge-data")
         self._gateway = guarded_client_server(
             self._gate("py4j", tls),
