@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hedge.policy.limits import SpeculationSettings, limit_copies, limit_kills, room
-from tests.vector_files import table, write
+from tests.vector_files import render, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "action_limits_vectors.tsv"
 HEADER = """\
@@ -128,8 +128,7 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 
 def text() -> str:
-    rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return table(HEADER, COLUMNS, rows)
+    return render(HEADER, COLUMNS, line, hand_cases() + random_cases(300))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import numpy as np
 
 from hedge.model import MAP, REDUCE, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.policy.baseline import HadoopDefault
-from tests.vector_files import table, write
+from tests.vector_files import render, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "hadoop_default_vectors.tsv"
 HEADER = """\
@@ -206,8 +206,7 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 
 def text() -> str:
-    rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return table(HEADER, COLUMNS, rows)
+    return render(HEADER, COLUMNS, line, hand_cases() + random_cases(300))
 
 
 if __name__ == "__main__":

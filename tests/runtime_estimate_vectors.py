@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from hedge.estimate.runtime import jvm_arrays
-from tests.vector_files import table, write
+from tests.vector_files import render, write
 
 VECTORS = Path(__file__).resolve().parent / "data" / "runtime_estimate_vectors.tsv"
 TOLERANCE_MS = 1.0
@@ -94,8 +94,7 @@ def random_cases(n: int, seed: int = 17) -> list[Case]:
 
 
 def text() -> str:
-    rows = [line(c) for c in hand_cases() + random_cases(300)]
-    return table(HEADER, COLUMNS, rows)
+    return render(HEADER, COLUMNS, line, hand_cases() + random_cases(300))
 
 
 if __name__ == "__main__":

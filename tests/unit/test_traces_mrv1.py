@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hedge.errors import HedgeError
 from hedge.traces.formats import detect, read_attempts
+from tests.conftest import shared_file
 
-RUMEN_DIR = (Path(__file__).parents[2] / ".." / "shared" / "data" / "hadoop_testdata"
-             / "rumen_small-trace-test").resolve()
+RUMEN = "hadoop_testdata/rumen_small-trace-test"
 
 HISTORY = '''Meta VERSION="1" .
 Job JOBID="job_1_0001" JOBNAME="word count" USER="u" SUBMIT_TIME="1000" .
@@ -52,10 +50,8 @@ def test_bad_records_name_the_line_and_field(tmp_path, text, message):
 def test_the_raw_history_reads_as_rumen_read_it():
     """Hadoop's own test data: the raw 0.20 JobTracker logs of four jobs and the Rumen trace
     TraceBuilder made of them. Both give the same attempts, states, times and hosts."""
-    raw = RUMEN_DIR / "mr1_sample-job-tracker-logs.gz"
-    rumen = RUMEN_DIR / "mr1_job-tracker-logs-trace-output.gz"
-    if not raw.is_file() or not rumen.is_file():
-        pytest.skip(f"needs ../shared/data's Rumen small-trace-test files ({raw.parent})")
+    raw = shared_file(f"{RUMEN}/mr1_sample-job-tracker-logs.gz")
+    rumen = shared_file(f"{RUMEN}/mr1_job-tracker-logs-trace-output.gz")
 
     def key(table):
         return sorted((r["attempt"], r["type"], r["state"], r["start"], r["end"], r["node"],

@@ -15,16 +15,14 @@ from hedge.cli import main
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE
 from hedge.traces.formats import detect, load, read_attempts
+from tests.conftest import shared_file
 
-DATA = (Path(__file__).parents[2] / ".." / "shared" / "data" / "spark_eventlogs").resolve()
 SPECULATIVE_LOG = "application_1628109047826_1317105"  # YARN, Spark 3.1.1
 YARN_LOG = "application_1516285256255_0012"  # 2 stages on 2 hosts
 
 
 def _real(name: str | None = None) -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"needs ../shared/data's Spark event logs ({DATA})")
-    return DATA / name if name else DATA
+    return shared_file(f"spark_eventlogs/{name}" if name else "spark_eventlogs")
 
 
 def _events(path: Path) -> list[dict]:
