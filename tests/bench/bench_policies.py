@@ -41,8 +41,8 @@ SYNTHETIC = {  # name -> (spec, cluster)
     "synthetic-busy": ("jobs=40,tasks=40,straggler_ratio=0.1,slowdown=2:5", "nodes=40,slots=4"),
     "synthetic-idle": ("jobs=40,tasks=40,straggler_ratio=0.1,slowdown=2:5", "nodes=400,slots=4"),
 }
-POLICIES = ("none", "hadoop", "late", "mantri", "dolly", "spark", "adaptive", "fresh-rate",
-            "chronos-clone", "window", "hedge-auto", "oracle")
+POLICIES = ("none", "hadoop", "late", "mantri", "dolly", "spark", "spark-legacy", "adaptive",
+            "fresh-rate", "chronos-clone", "window", "hedge-auto", "oracle")
 
 
 def workloads(quick: bool) -> list[tuple[str, WorkloadSource, ClusterConfig]]:

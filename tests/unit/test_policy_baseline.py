@@ -198,16 +198,29 @@ def test_dolly_leaves_big_jobs_and_respects_the_budget():
 
 
 # ---------------------------------------------------------------- spark
-def test_spark_waits_for_the_quantile_then_copies_tasks_past_1_5_median():
+def test_spark_legacy_waits_for_the_quantile_then_copies_tasks_past_1_5_median():
     rows = [(3, R, 0, 0.5, 25), (4, R, 20, 0.5, 25)]
     early = snapshot(26, rows, 5, maps_done=[10, 10])   # 2 < floor(0.75 * 5) = 3
-    a = create("spark").decide(early)
+    a = create("spark-legacy").decide(early)
     assert a.speculate_task.size == 0 and a.wake_on_completion
     late = snapshot(26, rows, 5, maps_done=[10, 10, 12])  # median 10: limit 15 s
-    assert create("spark").decide(late).speculate_task.tolist() == [3]
+    assert create("spark-legacy").decide(late).speculate_task.tolist() == [3]
 
 
-@pytest.mark.parametrize("name", ["none", "hadoop", "late", "mantri", "dolly", "spark"])
+def test_spark_has_spark_4_defaults_quantile_0_9_multiplier_3():
+    rows = [(3, R, 0, 0.5, 31), (4, R, 20, 0.5, 31), (5, R, 0, 0.5, 31)]
+    done = [10] * 9
+    # 9 of 10 done = floor(0.9 * 10): acts; median 10, limit 30 s: only task 3 and 5 (31 s)
+    assert create("spark").decide(snapshot(31, rows, 10, maps_done=done)).speculate_task.tolist() \
+        == [3, 5]
+    # 8 of 10 done: 0.75 would act, 0.9 does not
+    assert create("spark").decide(snapshot(31, rows, 10, maps_done=done[:8])).speculate_task.size == 0
+    # 25 s past a median of 10 is past the legacy 15 s limit, not Spark 4.0's 30 s
+    assert create("spark").decide(snapshot(25, rows, 10, maps_done=done)).speculate_task.size == 0
+
+
+@pytest.mark.parametrize("name", ["none", "hadoop", "late", "mantri", "dolly", "spark",
+                                  "spark-legacy"])
 def test_every_baseline_accepts_an_empty_snapshot(name):
     a = create(name).decide(snapshot(5, [], 3, free=10))
     assert a.speculate_task.size == 0 and a.kill_attempt.size == 0

@@ -122,12 +122,16 @@ def test_spark_settings_set_the_spark_policy(tmp_path, capsys):
     settings = user_settings(None, ["spark.speculation.quantile=0.5",
                                     "spark.speculation.minTaskRuntime=2s",
                                     "spark.speculation.multiplier=3"])
-    assert settings.policy_params == {"spark": {"quantile": "0.5", "min_runtime": "2.0",
-                                                "multiplier": "3.0"}}
+    spark = {"quantile": "0.5", "min_runtime": "2.0", "multiplier": "3.0"}
+    assert settings.policy_params == {"spark": spark, "spark-legacy": spark}
     code, rows, err = run(tmp_path, capsys, "--policy", "spark",
                           "-D", "spark.speculation.multiplier=1000")
     assert code == 0
     assert rows[0]["policy"] == "spark:multiplier=1000.0" and rows[0]["copies_launched"] == 0
     code, _, err = run(tmp_path, capsys, "--policy", "none",
                        "-D", "spark.speculation.quantile=0.5")
-    assert code == 0 and "'spark' policy, which this run does not simulate; ignored" in err
+    assert code == 0 and ("'spark' and 'spark-legacy' policies, which this run does not simulate; "
+                         "ignored") in err
+    code, _, err = run(tmp_path, capsys, "--policy", "spark-legacy",
+                       "-D", "spark.speculation.quantile=0.5")
+    assert code == 0 and "ignored" not in err

@@ -7,7 +7,7 @@
 - Hadoop's DefaultSpeculator reads the caps too, and ``retry-after-speculate`` and
   ``slowtaskthreshold``: they also set the ``hadoop`` policy's parameters.
 - Spark's ``spark.speculation.quantile``, ``.multiplier`` and ``.minTaskRuntime`` set the
-  ``spark`` policy's parameters.
+  ``spark`` and ``spark-legacy`` policies' parameters.
 - Real properties hedge does not model (:data:`IGNORED`) are a warning saying so; any other
   name in these families is a typo and an error. In a ``--conf`` file, properties outside the
   families (``mapreduce.framework.name``...) are not speculation settings and are skipped.
@@ -71,9 +71,12 @@ POLICY_PARAMS: dict[str, dict[str, tuple[str, object]]] = {
     "mapreduce.job.speculative.retry-after-speculate": {
         "hadoop": ("retry_after_speculate", _number(0, scale=_MS))},
     "mapreduce.job.speculative.slowtaskthreshold": {"hadoop": ("slow_task_std", _number(0))},
-    "spark.speculation.quantile": {"spark": ("quantile", _number(0, 1))},
-    "spark.speculation.multiplier": {"spark": ("multiplier", _number(0))},
-    "spark.speculation.minTaskRuntime": {"spark": ("min_runtime", _spark_duration)},
+    "spark.speculation.quantile": {"spark": ("quantile", _number(0, 1)),
+                                   "spark-legacy": ("quantile", _number(0, 1))},
+    "spark.speculation.multiplier": {"spark": ("multiplier", _number(0)),
+                                     "spark-legacy": ("multiplier", _number(0))},
+    "spark.speculation.minTaskRuntime": {"spark": ("min_runtime", _spark_duration),
+                                         "spark-legacy": ("min_runtime", _spark_duration)},
 }
 
 # real properties hedge does not model, and why
@@ -84,7 +87,7 @@ IGNORED: dict[str, str] = {
     "mapreduce.job.speculative.speculativecap": "an MRv1 property the MRv2 AM never reads",
     "yarn.app.mapreduce.am.job.speculator.class": "the simulator runs the --policy given",
     "yarn.app.mapreduce.am.job.task.estimator.class": "each policy uses its own estimator",
-    "spark.speculation": "the spark policy always speculates (--policy none is no speculation)",
+    "spark.speculation": "the spark policies always speculate (--policy none is no speculation)",
     "spark.speculation.interval": "the simulated AM scans every --cluster scan= seconds",
     "spark.speculation.task.duration.threshold": "the spark policy does not model it",
     "spark.speculation.efficiency.enabled": "the spark policy does not model it",

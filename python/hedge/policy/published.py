@@ -3,7 +3,9 @@
 - ``late``: LATE (Zaharia et al., OSDI'08).
 - ``mantri``: Mantri (Ananthanarayanan et al., OSDI'10), restart-free variant (copies + pruning).
 - ``dolly``: Dolly (Ananthanarayanan et al., NSDI'13) proactive cloning of small jobs.
-- ``spark``: Spark's ``spark.speculation`` rule (quantile 0.75, multiplier 1.5).
+- ``spark``: Spark's ``spark.speculation`` rule with Spark 4.0's defaults (quantile 0.9,
+  multiplier 3, SPARK-47720); ``spark-legacy``: the same rule with the defaults of Spark 1.x-3.x
+  (quantile 0.75, multiplier 1.5).
 
 Hadoop's own rule and ``none`` are in :mod:`hedge.policy.baseline`. Each policy only reads the
 ``Snapshot`` (what the AM has received) and returns ``Actions``.
@@ -248,8 +250,10 @@ class Spark(Policy):
 
     name = "spark"
 
-    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5,
-                 min_runtime: float = 0.0) -> None:
+    # Spark 4.0's defaults (SPARK-47720 made speculation less aggressive after "many requests");
+    # min_runtime is spark.speculation.minTaskRuntime's default, 100 ms.
+    def __init__(self, quantile: float = 0.9, multiplier: float = 3.0,
+                 min_runtime: float = 0.1) -> None:
         self.quantile = quantile
         self.multiplier = multiplier
         self.min_runtime = min_runtime
@@ -277,3 +281,15 @@ class Spark(Policy):
         need = np.maximum(np.floor(self.quantile * batch.n_tasks), 1)
         ready = ((batch.n_tasks > 0) & (batch.completed >= need)).ravel()
         return ready[np.maximum(batch.job, 0) * 2 + batch.task_type]
+
+
+@register
+class SparkLegacy(Spark):
+    """``spark-legacy``: Spark's rule with the defaults it had before 4.0 (quantile 0.75,
+    multiplier 1.5), the setting most published comparisons and older clusters use."""
+
+    name = "spark-legacy"
+
+    def __init__(self, quantile: float = 0.75, multiplier: float = 1.5,
+                 min_runtime: float = 0.1) -> None:
+        super().__init__(quantile, multiplier, min_runtime)

@@ -287,5 +287,14 @@ def _run_all(specs: list[RunSpec], workers: int, out: Path | None,
 def _unused(user: UserSettings, specs: list[RunSpec]) -> list[str]:
     """Warnings for settings that only set parameters of a policy this run does not simulate."""
     run = {spec.policy.split(":")[0] for spec in specs}
-    return [f"{', '.join(keys)}: set(s) parameters of the '{name}' policy, which this run does "
-            "not simulate; ignored" for name, keys in user.policy_only.items() if name not in run]
+    targets: dict[str, list[str]] = {}  # setting -> the policies it sets parameters of
+    for name, keys in user.policy_only.items():
+        for key in keys:
+            targets.setdefault(key, []).append(name)
+    unused: dict[tuple[str, ...], list[str]] = {}  # policies -> settings none of them uses
+    for key, names in targets.items():
+        if not run & set(names):
+            unused.setdefault(tuple(names), []).append(key)
+    return [f"{', '.join(keys)}: set(s) parameters of the "
+            f"{' and '.join(repr(n) for n in names)} polic{'y' if len(names) == 1 else 'ies'}, "
+            "which this run does not simulate; ignored" for names, keys in unused.items()]
