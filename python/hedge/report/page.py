@@ -42,23 +42,36 @@ def _finite(value: object) -> object:
     return value
 
 
-def write_page(out: Path, title: str, notes: list[str], text: str, figures: dict[str, dict],
-               caption: str = "") -> Path:
-    """``out/report.html``: title, notes, ``text`` (preformatted), the figures' PNGs (already
-    in ``out``); and ``out/figures.json``: per PNG, its axes and the data it shows."""
-    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    images = "".join(f'<p><img src="{name}" alt="{html.escape(info.get("title", name))}"></p>'
-                     for name, info in figures.items())
-    page = (
+def document(title: str, body: str) -> str:
+    """The HTML skeleton every hedge page shares: head, style, the title as h1, ``body``."""
+    return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
         "pre{background:#f4f4f4;padding:1em;overflow-x:auto}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><ul>{items}</ul><h2>Results</h2>"
-        f"<pre>{html.escape(text)}</pre>"
-        + (f"<p>{html.escape(caption)}</p>" if caption else "")
-        + f"<h2>Plots</h2>{images}</body></html>"
+        f"<h1>{html.escape(title)}</h1>{body}</body></html>"
     )
+
+
+def results_html(notes: list[str], text: str, figures: dict[str, dict], caption: str = "",
+                 heading: str = "h2", folder: str = "") -> str:
+    """Notes, ``text`` (preformatted), the caption and the figures' images (``folder``: the
+    images' folder relative to the page)."""
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    images = "".join(f'<p><img src="{html.escape(folder + name)}" '
+                     f'alt="{html.escape(info.get("title", name))}"></p>'
+                     for name, info in figures.items())
+    return (f"<ul>{items}</ul><{heading}>Results</{heading}>"
+            f"<pre>{html.escape(text)}</pre>"
+            + (f"<p>{html.escape(caption)}</p>" if caption else "")
+            + f"<{heading}>Plots</{heading}>{images}")
+
+
+def write_page(out: Path, title: str, notes: list[str], text: str, figures: dict[str, dict],
+               caption: str = "") -> Path:
+    """``out/report.html``: title, notes, ``text`` (preformatted), the figures' PNGs (already
+    in ``out``); and ``out/figures.json``: per PNG, its axes and the data it shows."""
+    page = document(title, results_html(notes, text, figures, caption))
     (out / "figures.json").write_text(json.dumps(_finite(figures), indent=1) + "\n")
     path = out / "report.html"
     path.write_text(page)
