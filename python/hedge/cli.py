@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("hedge.analysis.cli:plan", "Plan speculation: Chronos r per strategy, replication (p, r, keep|kill)."),
     "nodes": ("hedge.nodes.cli:nodes", "Node performance: ranking, weak-node prediction, blacklisting."),
     "traces": ("hedge.traces.cli:traces", "Read traces and report straggler statistics."),
+    "reproduce": ("hedge.reproduce.cli:reproduce", "Re-run the published results hedge implements, side by side with the papers' figures."),
     "serve": ("hedge.server.cli:serve", "Run the control plane the Hadoop shim asks for speculation decisions."),
 }
 
