@@ -33,6 +33,8 @@ from hedge.policy.allocation import (  # noqa: E402
     allocate,
     skyline_scores,
 )
+from hedge.reproduce.window import POLICIES  # noqa: E402
+from hedge.reproduce.window import compare as study_compare  # noqa: E402
 
 
 def random_problem(
@@ -144,132 +146,33 @@ def bench_allocation() -> None:
               "pair)")
 
 
-POLICIES = ("none", "hadoop", "hete-aware", "window")
-DEFAULTS = {"heterogeneity": 3.0, "contention": 2.5, "straggler_ratio": 0.2}
 SWEEPS = {"window": (0.1, 0.2, 0.4, 0.6, 0.8, 0.95), "contention": (1.0, 1.5, 2.0, 2.5),
           "heterogeneity": (1.0, 2.0, 3.0), "straggler_ratio": (0.05, 0.1, 0.2, 0.4),
           "utilisation": (0.6, 0.7, 0.8, 0.9, 0.95)}
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-TRACE = DATA / "google_clusterdata_2011_2" / "task_events" / "part-00000-of-00500.csv.gz"
-# (a) the real Google 2011 sample: its first TRACE_JOBS jobs (by arrival) with their own
-# task counts, durations and arrival times, on TRACE_NODES x 4 slots (the study's cluster
-# settings applied by the simulator: node speeds, contention, and straggler factors drawn
-# for 20 % of the tasks, which replace the trace's own durations' slowdowns)
-TRACE_JOBS, TRACE_NODES = 150, 300
-# (b) synthetic: 20 jobs of 100 map tasks (log-normal work, mean 30 s), Poisson arrivals
-SYNTHETIC = "jobs=20,tasks=100,mean=30,rate=0.05"
-SYNTHETIC_NODES = 50
-# (c) the Google-2011-fitted synthetic default workload (hedge.traces.synthetic)
-DEFAULT_JOBS, DEFAULT_NODES = 200, 300
-# the utilisation sweep: synthetic jobs arriving at the rate that offers this share of the
-# cluster's slot capacity (offered work = tasks x mean work x mean straggler factor)
-UTIL_SPEC = {"jobs": 40, "tasks": 100, "mean": 30.0}
-UTIL_NODES = 50
-
-
-def first_jobs(workload, n_jobs: int):
-    """The workload's first ``n_jobs`` jobs by arrival (their tasks unchanged)."""
-    from hedge.traces.workload import Workload
-
-    keep = np.sort(np.argsort(workload.arrival, kind="stable")[:n_jobs])
-    rows = [np.arange(workload.job_offsets[j], workload.job_offsets[j + 1]) for j in keep]
-    idx = np.concatenate(rows)
-    return Workload(
-        job_ids=[workload.job_ids[j] for j in keep], arrival=workload.arrival[keep],
-        job_offsets=np.r_[0, np.cumsum([len(r) for r in rows])],
-        task_type=workload.task_type[idx], duration=workload.duration[idx],
-        input_bytes=workload.input_bytes[idx], machine=workload.machine[idx],
-        straggler_factor=workload.straggler_factor[idx],
-        source=f"{workload.source} (first {n_jobs} jobs)")
-
-
-def utilisation_rate(util: float, nodes: int, slots: int = 4) -> float:
-    """Job arrival rate offering ``util`` x the cluster's slot capacity (slot-seconds/s):
-    rate x tasks x mean work x E[straggler factor] = util x nodes x slots, with
-    E[factor] = 1 + ratio x (mean slowdown 3.5 - 1) for the default slowdown 2:5."""
-    factor = 1 + DEFAULTS["straggler_ratio"] * (3.5 - 1)
-    return util * nodes * slots / (UTIL_SPEC["tasks"] * UTIL_SPEC["mean"] * factor)
-
-
-def workload_maker(workload: str, util: float | None = None):
-    """(make(seed) -> Workload, nodes, description) for a workload name."""
-    from hedge.traces.synthetic import default_workload, generate
-
-    if workload == "trace":
-        if not TRACE.exists():
-            raise SystemExit(f"missing {TRACE}: the real-trace comparison needs it")
-        from hedge.traces import load
-
-        wl = first_jobs(load(str(TRACE)), TRACE_JOBS)
-        return (lambda seed: wl), TRACE_NODES, (
-            f"(a) Google 2011 sample {TRACE.name}, first {TRACE_JOBS} jobs "
-            f"({wl.n_tasks} tasks, arrivals over {wl.arrival.max():.0f} s)")
-    if workload == "synthetic":
-        return (lambda seed: generate(SYNTHETIC, seed=seed)), SYNTHETIC_NODES, (
-            f"(b) synthetic {SYNTHETIC}")
-    if workload == "utilisation":
-        rate = utilisation_rate(util, UTIL_NODES)
-        spec = ",".join(f"{k}={v}" for k, v in UTIL_SPEC.items()) + f",rate={rate:.4f}"
-        return (lambda seed: generate(spec, seed=seed)), UTIL_NODES, f"synthetic {spec}"
-    return (lambda seed: default_workload(seed, n_jobs=DEFAULT_JOBS)), DEFAULT_NODES, (
-        f"(c) Google-2011-fitted default workload, first {DEFAULT_JOBS} jobs")
-
-
-def run_one(wl, policy: str, cfg, seed: int, window: float) -> dict:
-    """One simulation: summary, model energy (static + dynamic) and its breakdown."""
-    from hedge.analysis.energy import (
-        PowerModel,
-        attempt_category,
-        energy_breakdown,
-        schedule_energy,
-    )
-    from hedge.sim.engine import simulate
-    from hedge.sim.metrics import summarize
-    from hedge.sim.results import KILLED
-
-    c0 = time.process_time()
-    params = {"window": window} if policy in ("window", "hete-aware") else {}
-    r = simulate(wl, policy, cfg, seed=seed, policy_params=params)
-    s = summarize(r)
-    a = r.attempts
-    e = schedule_energy(a.node, a.start, a.end, PowerModel(cores=cfg.slots),
-                        n_nodes=cfg.nodes)
-    cat = attempt_category(a.copy, a.outcome != KILLED, a.straggler)
-    s.update(model_energy=e.total, static=e.static, dynamic=e.dynamic,
-             copy_time=a.duration[a.copy].mean() if a.copy.any() else float("nan"),
-             breakdown=energy_breakdown(e.attempt, cat),
-             busy=float(a.duration.sum()) / (cfg.total_slots * max(s["makespan"], 1e-9)),
-             cpu=time.process_time() - c0)
-    return s
 
 
 def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIES,
             cluster: dict | None = None, window: float = 0.2, verbose: bool = True,
             util: float | None = None) -> dict[str, dict[str, float]]:
-    """The issue's comparison (study defaults unless ``cluster`` overrides them), normalised
-    to ``none`` per seed; returns policy -> {job_time, energy, dynamic} ratios."""
+    """The issue's comparison (:func:`hedge.reproduce.window.compare`, the study's defaults
+    unless ``cluster`` overrides them), normalised to ``none`` per seed; returns policy ->
+    {job_time, energy, dynamic} ratios."""
     from hedge.analysis.energy import ENERGY_CATEGORIES
-    from hedge.sim.cluster import ClusterConfig
 
-    make, nodes, what = workload_maker(workload, util)
-    settings = {**DEFAULTS, **(cluster or {})}
-    cfg = ClusterConfig(nodes=nodes, slots=4, **settings)
+    def show(seed: int, policy: str, s: dict) -> None:
+        print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  "
+              f"energy {s['model_energy'] / 1e6:8.2f} MJ (dynamic "
+              f"{s['dynamic'] / 1e6:6.2f})  makespan {s['makespan']:7.0f} s  busy "
+              f"{s['busy']:.2f}  copies {s['copies_launched']:5d} won "
+              f"{s['copies_won']:5d}  [{s['cpu']:.0f} s CPU]", flush=True)
+
     if verbose:
-        print(f"{what}; cluster nodes={nodes} slots=4 "
-              + " ".join(f"{k}={v}" for k, v in settings.items())
-              + f"; window={window}; seeds {seeds}")
-    rows: dict[str, list[dict]] = {p: [] for p in policies}
-    for seed in seeds:
-        wl = make(seed)
-        for policy in policies:
-            s = run_one(wl, policy, cfg, seed, window)
-            rows[policy].append(s)
-            if verbose:
-                print(f"  seed {seed} {policy:10s} mean job {s['mean_job_time']:8.1f} s  "
-                      f"energy {s['model_energy'] / 1e6:8.2f} MJ (dynamic "
-                      f"{s['dynamic'] / 1e6:6.2f})  makespan {s['makespan']:7.0f} s  busy "
-                      f"{s['busy']:.2f}  copies {s['copies_launched']:5d} won "
-                      f"{s['copies_won']:5d}  [{s['cpu']:.0f} s CPU]", flush=True)
+        print(f"{workload}; seeds {seeds}", flush=True)
+    result = study_compare(workload, seeds, policies, cluster, window, util,
+                           progress=show if verbose else None)
+    if verbose:
+        print(result.what)
+    rows = result.runs
     base = rows["none"] if "none" in rows else rows[policies[0]]
 
     def ratio(policy: str, key: str) -> float:

@@ -268,3 +268,22 @@ def test_no_recopy_while_the_copy_has_not_reported_progress():
              (4, 4, R, 0, 5.0, 0.5)]
     out = policy.decide(snapshot(20.0, fresh, [30, 30, 30, 20, 100, 30], copies={6}))
     assert len(out.speculate_task) == 0
+
+
+def test_copies_beyond_hadoops_cap_are_not_counted_as_made():
+    # ten copies already wait (Hadoop's cap for a job of up to 1,000 tasks): the reserved
+    # copy of task 2 is not launched at t=11, and task 2 stays open for a later window
+    capped = RUNNING + [(t, 100 + t, W, -1, np.nan, 0.0) for t in range(10, 20)]
+    copies = set(range(110, 120))
+    policy = WindowPolicy(slots="cluster")
+    policy.decide(snapshot(10.0, capped, FREE_AT, node_speed=[1, 0.5, 1], n_maps=20,
+                           copies=copies))
+    freed = list(FREE_AT)
+    freed[1] = 11.0
+    held = policy.decide(snapshot(11.0, capped, freed, node_speed=[1, 0.5, 1], n_maps=20,
+                                  copies=copies))
+    assert held.speculate_task.tolist() == []
+    # the waiting copies have started elsewhere and ended: room again, task 2 is copied
+    later = policy.decide(snapshot(12.5, RUNNING, [15, 12.5, 20, 30, 100, 30],
+                                   node_speed=[1, 0.5, 1], n_maps=20))
+    assert later.speculate_task.tolist() == [2]
