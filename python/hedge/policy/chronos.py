@@ -59,8 +59,10 @@ class _Chronos(Policy):
         self.tau_kill = tau_kill
         self.max_extra = max_extra
         self.min_samples = min_samples
-        # the plan: (r, tau_est, tau_kill, reason) once made
+        # the plan: (r, tau_est, tau_kill, reason) once made, and the PoCD the model
+        # expects of r (None: no model answer), so a run can say why it copied what it did
         self.plan: tuple[int, float, float, str] | None = None
+        self.expected_pocd: float | None = None
         self._launch = np.empty(0)  # first attempt's start per task (NaN: not seen)
         self._acted = np.empty(0)  # when the task got its copies (NaN: not yet)
         self._done = np.empty(0, dtype=bool)  # no more decisions for this task
@@ -93,12 +95,13 @@ class _Chronos(Policy):
         weights = dict(theta=self.theta, price=self.price, r_max=self.max_extra)
         try:
             try:
-                r = chronos.optimal_r(*args, r_min=self.r_min, **weights)[0]
+                r, self.expected_pocd = chronos.optimal_r(*args, r_min=self.r_min, **weights)[:2]
             except HedgeError:
-                r = chronos.optimal_r(*args, r_min=0.0, **weights)[0]
+                r, self.expected_pocd = chronos.optimal_r(*args, r_min=0.0, **weights)[:2]
         except HedgeError as exc:
             return 0, te, tk, str(exc)
-        return r, te, tk, f"Pareto(t_min = {t_min:.4g}, beta = {beta:.3g}), D = {deadline:.4g}"
+        return (r, te, tk, f"Pareto(t_min = {t_min:.4g}, beta = {beta:.3g}), D = {deadline:.4g}, "
+                f"r = {r} expects PoCD {self.expected_pocd:.4f}")
 
     # ----------------------------------------------------------------- bookkeeping
     def _track(self, s: Snapshot) -> None:
