@@ -26,7 +26,8 @@ def _stub() -> SimpleNamespace:
     """Stands for the Prometheus series: every update is a call that does nothing."""
     series = SimpleNamespace(inc=_no_op, observe=_no_op)
     children = SimpleNamespace(scans=series, latency=series, cpu=series, copies=series,
-                               kills=series, fallbacks=series, copies_ended=series)
+                               kills=series, fallbacks=series, copies_won=series,
+                               copies_lost=series, wasted=series)
     return SimpleNamespace(policy=lambda name: children,
                            rejected=SimpleNamespace(labels=lambda reason: series))
 

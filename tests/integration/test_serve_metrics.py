@@ -56,6 +56,14 @@ def test_a_harness_job_moves_the_counters_by_what_the_am_saw(tmp_path) -> None:
     assert after[("hedge_copies_requested_total", "static")] == int(done["copies"]) == 1
     assert after[("hedge_kills_requested_total", "static")] == int(done["kills"]) == 0
     assert after.get(("hedge_client_fallbacks_total", "static"), 0) == 0
+    # the copy won (wire version 2 reports each ended attempt's final state); the original,
+    # killed when its copy succeeded, is the job's wasted container time
+    assert after[("hedge_copies_won_total", "static")] == 1
+    assert after[("hedge_copies_lost_total", "static")] == 0
+    wasted = after[("hedge_wasted_attempt_seconds_total", "static")]
+    close = re.search(r"event=close .* copies_won=1 copies_lost=0 originals_lost=1 "
+                      r"wasted_s=([\d.]+)", serve.log.read_text())
+    assert wasted > 0 and close and float(close.group(1)) == pytest.approx(wasted, abs=0.05)
     assert "event=rejected" not in serve.log.read_text()  # every scan was answered
     with pytest.raises(ConnectionRefusedError):  # SIGTERM closed the endpoint with the rest
         socket.create_connection(("127.0.0.1", port), timeout=2)

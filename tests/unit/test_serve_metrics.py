@@ -16,7 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from hedge.cli import main
-from hedge.model import AttemptTable
+from hedge.model import AttemptState, AttemptTable
 from hedge.server import wire
 from hedge.server.metrics import Metrics
 from hedge.server.service import ControlPlaneService, EntryPoint, ServerConfig
@@ -85,11 +85,11 @@ def attempts(rows: list[dict]) -> AttemptTable:
         speculative=[r.get("speculative", False) for r in rows])
 
 
-def delta(seq: int, rows: list[dict], removed: list[int] = (), done: list[float] = (),
-          fallbacks: int = 0) -> bytes:
+def delta(seq: int, rows: list[dict], done: list[float] = (), fallbacks: int = 0,
+          **ended) -> bytes:  # noqa: ANN003 - the removed_* arguments of encode_request
     return wire.encode_request(attempts(rows), seq=seq, now=61.0, job_start=0.0, n_maps=4,
-                               n_reduces=0, node_base=2, delta=True, removed=removed,
-                               completed_map_runtimes=done, fallbacks=fallbacks)
+                               n_reduces=0, node_base=2, delta=True,
+                               completed_map_runtimes=done, fallbacks=fallbacks, **ended)
 
 
 def py4j_login(port: int, token: str) -> bytes:
@@ -117,7 +117,11 @@ def test_scrape_counts_sessions_scans_copies_rejections_and_failed_logins(servic
     answers.append(exchange(sock, delta(6, [{"task": 3, "key": 8, "progress": 0.2,
                                              "speculative": True, "start": 60.2}],
                                         fallbacks=2)))
-    answers.append(exchange(sock, delta(7, [], removed=[6, 8], done=[60.9])))
+    # the copy wins at 60.9; the original (started at 0) is killed then: 60.9 s thrown away
+    answers.append(exchange(sock, delta(
+        7, [], done=[60.9], removed=[6, 8], removed_state=[AttemptState.KILLED,
+                                                           AttemptState.SUCCEEDED],
+        removed_speculative=[False, True], removed_start=[0.0, 60.2], removed_end=[60.9, 60.9])))
     answers.append(exchange(sock, frame(progress_slow=1.5)))  # invalid: progress > 1
     malformed = bytearray(frame())
     struct.pack_into("<I", malformed, 48, 3)  # header's row count no longer fits the body
@@ -144,7 +148,9 @@ def test_scrape_counts_sessions_scans_copies_rejections_and_failed_logins(servic
         ("hedge_scans_total", static, 5),
         ("hedge_decision_latency_seconds_count", static, 5),
         ("hedge_copies_requested_total", static, copies),
-        ("hedge_copies_ended_total", static, 1),
+        ("hedge_copies_won_total", static, 1),
+        ("hedge_copies_lost_total", static, 0),
+        ("hedge_wasted_attempt_seconds_total", static, 60.9),
         ("hedge_kills_requested_total", static, 0),
         ("hedge_client_fallbacks_total", static, 2),
         ("hedge_scans_rejected_total", {"reason": "invalid"}, 1),

@@ -143,7 +143,22 @@ def test_delta_scans_update_the_session_table() -> None:
     assert snap.attempts.report_received.tolist() == [59.0, 59.0, 61.0]
 
 
-def delta_request(progress: float, removed: list[int]) -> wire.ScanRequest:
+def test_ended_attempts_count_copies_won_and_lost_and_wasted_time() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_8", "static", {})
+    s.decide(straggler_request())
+    # key 6 (task 3's original) is killed at 61 s after its copy (key 9, never in a row:
+    # started and won between two scans) succeeded; key 11, another copy, failed at 40 s
+    s.decide(delta_request(progress=0.3, removed=[6, 9, 11], removed_state=[3, 2, 4],
+                           removed_speculative=[False, True, True],
+                           removed_start=[0.0, 50.0, 30.0], removed_end=[61.0, 61.0, 40.0]))
+    o = s.outcomes
+    assert (o.copies_won, o.copies_lost, o.originals_lost) == (1, 1, 1)
+    assert o.wasted_s == pytest.approx(61.0 + 10.0)
+    assert s.snapshot(straggler_request()).attempts.attempt.tolist() == [0, 2, 4]
+
+
+def delta_request(progress: float, removed: list[int], **ended) -> wire.ScanRequest:  # noqa: ANN003
     a = AttemptTable(
         task=[3], attempt=[6], task_type=[0], state=[1], node=[1], start=[0.0],
         first_progress_time=[5.0], first_progress=[0.01], progress=[progress],
@@ -151,7 +166,7 @@ def delta_request(progress: float, removed: list[int]) -> wire.ScanRequest:
         input_bytes=[np.nan], speculative=[False],
     )
     data = wire.encode_request(a, seq=2, now=61.5, job_start=0.0, n_maps=4, n_reduces=0,
-                               node_base=2, delta=True, removed=removed)
+                               node_base=2, delta=True, removed=removed, **ended)
     return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
 
 

@@ -14,6 +14,7 @@ from hedge.model import AttemptState, AttemptTable
 
 from .. import hadoop_default_vectors as hadoop
 from .. import runtime_estimate_vectors as runtime
+from .. import wire_vectors
 
 
 def _rows(path) -> list[list[str]]:
@@ -62,3 +63,28 @@ def test_the_runtime_vectors_read_back_through_the_table_form():
             assert abs(got - float(expected)) <= 1e-3, (start, times, progress)
             estimated += 1
     assert len(rows) >= 300 and estimated >= 150
+
+
+def test_the_wire_vectors_are_what_hedge_server_wire_encodes_now():
+    assert wire_vectors.VECTORS.read_text() == wire_vectors.text()
+
+
+def test_the_wire_vectors_decode_back_to_their_fields():
+    from hedge.server import wire
+
+    for name, scan, frame_hex in _rows(wire_vectors.VECTORS):
+        fields = dict(item.split("=", 1) for item in scan.split(" "))
+        frame = bytes.fromhex(frame_hex)
+        r = wire.decode_request(frame[:wire.REQUEST.size], frame[wire.REQUEST.size:])
+        base = wire_vectors.JOB_START_MS / 1e3
+        assert r.seq == int(fields["seq"]) and r.delta == (fields["delta"] == "1"), name
+        assert r.attempts.attempt.tolist() == wire_vectors.numbers(fields["attempt"]).tolist()
+        np.testing.assert_allclose(r.attempts.start - base,
+                                   wire_vectors.numbers(fields["start"]) / 1e3)
+        assert r.removed.tolist() == wire_vectors.numbers(fields["removed"]).tolist()
+        assert r.removed_state.tolist() == wire_vectors.numbers(fields["removedState"]).tolist()
+        np.testing.assert_allclose(r.removed_end - base,
+                                   wire_vectors.numbers(fields["removedEnd"]) / 1e3)
+        np.testing.assert_allclose(r.removed_start - base,
+                                   wire_vectors.numbers(fields["removedStart"]) / 1e3)
+        assert r.new_nodes == (fields["nodes"].split("|") if fields["nodes"] else []), name

@@ -2,11 +2,14 @@
 
     hedge.metrics sessions=12 scans=720 scans_per_s=12.0 p50_ms=0.41 p99_ms=2.30
         cpu_p50_ms=0.38 copies=3 kills=0 rejected=0 fallbacks=5 opened=1 refused=0
+        copies_won=2 copies_lost=1 wasted_s=41.5
 
 ``p50_ms``/``p99_ms``: server-side decision latency (request fully read -> response
 ready) over the interval; ``cpu_p50_ms``: CPU time of the deciding thread per scan (what the
 latency would be without contention for the CPU); ``fallbacks``: scans clients reported deciding on their own
-(control plane unreachable, late or refusing) since their previous answered scan.
+(control plane unreachable, late or refusing) since their previous answered scan;
+``copies_won``/``copies_lost``/``wasted_s``: what the attempts that ended came to
+(:mod:`hedge.server.outcomes`: container-seconds of killed and failed attempts, lower bounds).
 
 The same events also feed the server's Prometheus series (:mod:`hedge.server.prometheus`),
 which only ever count up and are served at ``/metrics`` when ``metrics_address`` is set.
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hedge.server.outcomes import Outcomes
 from hedge.server.prometheus import ServerCollectors
 
 
@@ -35,6 +39,7 @@ class Metrics:
     fallbacks: int = 0
     opened: int = 0
     refused: int = 0
+    ended: Outcomes = field(default_factory=Outcomes)
     _latencies: list[float] = field(default_factory=list)
     _cpu: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -43,11 +48,14 @@ class Metrics:
 
     def scan(self, seconds: float, copies: int = 0, kills: int = 0, fallbacks: int = 0,
              rejected: str = "", cpu_seconds: float | None = None, policy: str = "",
-             copies_ended: int = 0) -> None:
+             ended: Outcomes | None = None) -> None:
         """One scan of a session of ``policy``; ``rejected``: the reason it was refused
-        (:data:`hedge.server.prometheus.REJECT_REASONS`), empty when answered."""
+        (:data:`hedge.server.prometheus.REJECT_REASONS`), empty when answered; ``ended``:
+        what the attempts this scan reported ended came to."""
+        ended = ended or Outcomes()
         with self._lock:
             self.scans += 1
+            self.ended += ended
             self.copies += copies
             self.kills += kills
             self.fallbacks += fallbacks
@@ -64,7 +72,9 @@ class Metrics:
         # most scans request nothing: skip the zero increments (each takes a lock)
         for counter, amount in ((series.copies, copies), (series.kills, kills),
                                 (series.fallbacks, fallbacks),
-                                (series.copies_ended, copies_ended)):
+                                (series.copies_won, ended.copies_won),
+                                (series.copies_lost, ended.copies_lost),
+                                (series.wasted, ended.wasted_s)):
             if amount:
                 counter.inc(amount)
         if rejected:
@@ -95,10 +105,13 @@ class Metrics:
                     f"scans_per_s={self.scans / elapsed:.1f} p50_ms={p50:.2f} p99_ms={p99:.2f} "
                     f"cpu_p50_ms={cpu:.2f} "
                     f"copies={self.copies} kills={self.kills} rejected={self.rejected} "
-                    f"fallbacks={self.fallbacks} opened={self.opened} refused={self.refused}")
+                    f"fallbacks={self.fallbacks} opened={self.opened} refused={self.refused} "
+                    f"copies_won={self.ended.copies_won} copies_lost={self.ended.copies_lost} "
+                    f"wasted_s={self.ended.wasted_s:.1f}")
             self.started = now
             self.scans = self.copies = self.kills = self.rejected = self.fallbacks = 0
             self.opened = self.refused = 0
+            self.ended = Outcomes()
             self._latencies = []
             self._cpu = []
         return text

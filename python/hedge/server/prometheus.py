@@ -5,11 +5,9 @@ default one), so two servers in one process, or the tests, never see each other'
 Labels are bounded: ``policy`` is a registered policy name (a session only opens with one),
 ``reason`` one of the fixed sets below; job ids and hosts never become labels.
 
-What the server cannot know: whether a copy *won*. The shim reports an ended attempt only as
-its key in a delta scan (``removed``), without its final state, and a task that succeeds
-ends all its attempts in the same scan; so ``hedge_copies_ended_total`` counts speculative
-attempts that ended (won, lost, killed or failed alike), and misses those that ended while
-the session had no table (a full snapshot after a failed scan names no ended keys).
+Copies won and lost and the wasted container time come from the ended attempts the shim
+reports with their final state (wire version 2; :mod:`hedge.server.outcomes` says how exact
+each is). They are lower bounds: a scan that is lost or rejected loses its ended list.
 """
 
 from __future__ import annotations
@@ -55,7 +53,9 @@ class _PolicyChildren:
     copies: Counter
     kills: Counter
     fallbacks: Counter
-    copies_ended: Counter
+    copies_won: Counter
+    copies_lost: Counter
+    wasted: Counter
 
 
 class ServerCollectors:
@@ -89,9 +89,14 @@ class ServerCollectors:
             "back to Hadoop's rule for each.", ("reason",))
         self.copies = counter("hedge_copies_requested_total",
                               "Speculative copies requested from AMs.", ("policy",))
-        self.copies_ended = counter(
-            "hedge_copies_ended_total", "Speculative attempts a delta scan reported ended "
-            "(won, lost, killed or failed: the shim does not say which).", ("policy",))
+        self.copies_won = counter(
+            "hedge_copies_won_total", "Speculative copies that succeeded (the task's result "
+            "is the copy's).", ("policy",))
+        self.copies_lost = counter(
+            "hedge_copies_lost_total", "Speculative copies killed or failed.", ("policy",))
+        self.wasted = counter(
+            "hedge_wasted_attempt_seconds_total", "Container-seconds of attempts (copies and "
+            "originals) that were killed or failed: work thrown away.", ("policy",))
         self.kills = counter("hedge_kills_requested_total", "Attempt kills requested.",
                              ("policy",))
         self.fallbacks = counter(
@@ -127,6 +132,6 @@ class ServerCollectors:
         if children is None:  # a race here builds the same children twice: harmless
             children = _PolicyChildren(*(series.labels(name) for series in (
                 self.scans, self.latency, self.cpu, self.copies, self.kills, self.fallbacks,
-                self.copies_ended)))
+                self.copies_won, self.copies_lost, self.wasted)))
             self._children[name] = children
         return children

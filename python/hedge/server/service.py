@@ -26,7 +26,7 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
@@ -235,9 +235,12 @@ class ControlPlaneService:
     def close(self, session_id: int) -> None:
         session = self.sessions.close(session_id)
         if session is not None:
-            log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d",
+            ended = session.outcomes
+            log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d "
+                     "copies_won=%d copies_lost=%d originals_lost=%d wasted_s=%.1f",
                      session_id, session.job_id, session.scans, session.copies,
-                     session.rejected)
+                     session.rejected, ended.copies_won, ended.copies_lost,
+                     ended.originals_lost, ended.wasted_s)
 
     # --- ImKP mappings ------------------------------------------------------------------
     def mapping(self, name: str) -> bytes:
@@ -304,7 +307,7 @@ class ControlPlaneService:
         """
         t0, c0 = time.perf_counter(), time.thread_time()
         seq = wire.REQUEST.unpack_from(header)[3]
-        fallbacks, request, ended = 0, None, session.copies_ended
+        fallbacks, request, before = 0, None, replace(session.outcomes)
         try:
             request = wire.decode_request(header, body)
             fallbacks = request.fallbacks
@@ -314,7 +317,7 @@ class ControlPlaneService:
             self.metrics.scan(time.perf_counter() - t0, actions.copies_requested,
                               len(actions.kill_attempt), fallbacks, cpu_seconds=cpu,
                               policy=session.policy_name,
-                              copies_ended=session.copies_ended - ended)
+                              ended=session.outcomes.since(before))
             if actions.copies_requested or len(actions.kill_attempt):
                 log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
                          session.session_id, session.job_id, seq,
@@ -332,7 +335,7 @@ class ControlPlaneService:
             reason = "policy_error"
         session.rejected += 1
         self.metrics.scan(time.perf_counter() - t0, fallbacks=fallbacks, rejected=reason,
-                          policy=session.policy_name, copies_ended=session.copies_ended - ended)
+                          policy=session.policy_name, ended=session.outcomes.since(before))
         log.warning("event=rejected session=%d job=%s seq=%d reason=%r", session.session_id,
                     session.job_id, seq, message)
         return wire.encode_rejection(seq, message)

@@ -35,6 +35,7 @@ from hedge.policy.limits import SpeculationSettings, limit
 # policy_family and policy_params live in hedge.policy.params; importable from here for the
 # server's other modules
 from hedge.policy.params import policy_family, policy_params, split_settings  # noqa: F401
+from hedge.server.outcomes import Outcomes, outcomes_of
 from hedge.server.table import GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
 
@@ -138,7 +139,8 @@ class Session:
     scans: int = 0
     copies: int = 0
     rejected: int = 0
-    copies_ended: int = 0  # speculative attempts the shim reported ended (outcome unknown)
+    # what the attempts that ended came to (copies won and lost, wasted container time)
+    outcomes: Outcomes = field(default_factory=Outcomes)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, request: ScanRequest) -> Actions:
@@ -211,8 +213,9 @@ class Session:
         if len(removed) and not request.delta:
             raise HedgeError(f"job {self.job_id}: a full snapshot names {len(removed)} ended "
                              "attempts (only delta scans carry removed keys)")
-        if len(removed) and (removed.min() < 0 or removed.max() >= self.table.key_space):
-            raise HedgeError(f"job {self.job_id}: removed attempt key outside the table")
+        # an attempt may start and end between two scans: its key was never in a row
+        if len(removed) and (removed.min() < 0 or removed.max() >= limit):
+            raise HedgeError(f"job {self.job_id}: ended attempt keys must lie in [0, {limit})")
 
     def _merge(self, request: ScanRequest) -> None:
         """Apply a full or delta scan to the job's table (:class:`LiveAttempts`).
@@ -226,15 +229,11 @@ class Session:
             self.done_reduces.clear()
         else:
             self.table.upsert(request.attempts)
-            self.copies_ended += self._speculative(request.removed)
-            self.table.remove(request.removed)
+            self.outcomes += outcomes_of(request.removed_state, request.removed_speculative,
+                                         request.removed_start, request.removed_end)
+            self.table.remove(request.removed[request.removed < self.table.key_space])
         self.done_maps.extend(request.completed_map_runtimes)
         self.done_reduces.extend(request.completed_reduce_runtimes)
-
-    def _speculative(self, keys: np.ndarray) -> int:
-        """How many of the live attempts ``keys`` are speculative copies (before removal)."""
-        rows = self.table.row_of[keys]
-        return int(np.count_nonzero(self.table.columns["speculative"][rows[rows >= 0]]))
 
     def _validate(self, a: AttemptTable, request: ScanRequest) -> None:
         """Field checks of the rows ``a`` and of this scan's new completed run times."""

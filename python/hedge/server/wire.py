@@ -8,9 +8,10 @@ is a fixed 88-byte header followed by packed columns, one value per attempt row:
     i32 task, i32 attempt, i32 node, i32 start, i32 first_progress_time, i32 report,
     f32 first_progress, f32 progress, u8 task_type, u8 state, u8 speculative,
 
-then ``f32`` run times (seconds) of the job's completed maps and reduces, then ``i32`` keys
-of attempts that ended (delta scans), then the UTF-8 names of nodes first used since the last
-answered scan, separated by ``\\n``. A delta scan (flag bit 0) carries only the attempts
+then ``f32`` run times (seconds) of the job's completed maps and reduces, then the attempts
+that ended (delta scans) as columns ``i32`` key, ``i32`` start, ``i32`` end, ``u8`` final
+state, ``u8`` speculative (wire version 2; version 1 sent keys only), then the UTF-8 names of
+nodes first used since the last answered scan, separated by ``\\n``. A delta scan (flag bit 0) carries only the attempts
 changed since the last answered scan; the session merges it into its key-indexed table.
 Times are whole milliseconds relative to the job start (Hadoop's own resolution),
 ``MISSING`` when unknown.
@@ -30,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hedge.errors import HedgeError
-from hedge.model import Actions, AttemptTable
+from hedge.model import Actions, AttemptState, AttemptTable
 
-VERSION = 1
+VERSION = 2  # 2: each ended attempt carries its start, end, final state and copy flag
 MISSING = -(2**31)  # i32 time "unknown"
 NEVER_MS = 2**31 - 1  # next_scan_ms: no timed rescan (Actions.next_scan_in = inf)
 
@@ -71,6 +72,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("speculative", "u1"),
 )
 ROW_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in COLUMNS)
+# the ended attempts of a delta scan, column after column (times: ms after the job start)
+ENDED_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("key", "<i4"), ("start", "<i4"), ("end", "<i4"), ("state", "u1"), ("speculative", "u1"),
+)
+ENDED_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in ENDED_COLUMNS)
+# the final states an ended attempt can report
+ENDED_STATES = (AttemptState.SUCCEEDED, AttemptState.KILLED, AttemptState.FAILED)
 TIME_COLUMNS = ("start", "first_progress_time", "report")
 assert REQUEST.size == 88 and RESPONSE.size == 32
 
@@ -94,6 +102,11 @@ class ScanRequest:
     # only new completions, `removed` the attempt keys that ended; else a full snapshot
     delta: bool
     removed: np.ndarray
+    # per removed key: final AttemptState, copy flag, start and end (seconds; NaN unknown)
+    removed_state: np.ndarray
+    removed_speculative: np.ndarray
+    removed_start: np.ndarray
+    removed_end: np.ndarray
     fallbacks: int  # scans the client decided on its own since its last answered scan
     total_slots: int  # -1: unknown to the AM
     free_slots: int
@@ -101,7 +114,8 @@ class ScanRequest:
 
 def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: int,
               n_removed: int = 0) -> int:
-    return n_rows * ROW_BYTES + 4 * (n_done_maps + n_done_reduces + n_removed) + node_bytes
+    return (n_rows * ROW_BYTES + 4 * (n_done_maps + n_done_reduces) + ENDED_BYTES * n_removed
+            + node_bytes)
 
 
 def _times(column: np.ndarray, base: float) -> np.ndarray:
@@ -132,8 +146,15 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     offset += 4 * n_done_maps
     done_reduces = np.frombuffer(body, "<f4", n_done_reduces, offset).astype(np.float64)
     offset += 4 * n_done_reduces
-    removed = np.frombuffer(body, "<i4", n_removed, offset).astype(np.int64)
-    offset += 4 * n_removed
+    ended: dict[str, np.ndarray] = {}
+    for name, dtype in ENDED_COLUMNS:
+        ended[name] = np.frombuffer(body, dtype=dtype, count=n_removed, offset=offset)
+        offset += n_removed * np.dtype(dtype).itemsize
+    bad = ~np.isin(ended["state"], ENDED_STATES)
+    if bad.any():
+        raise HedgeError(f"scan request: ended attempt {int(ended['key'][bad][0])} has final "
+                         f"state {int(ended['state'][bad][0])}, expected 2 (succeeded), 3 "
+                         "(killed) or 4 (failed)")
     try:
         text = bytes(body[offset:offset + node_bytes]).decode("utf-8")
     except UnicodeDecodeError:
@@ -159,7 +180,9 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
         completed_map_runtimes=done_maps, completed_reduce_runtimes=done_reduces,
         node_base=node_base, new_nodes=new_nodes, fallbacks=fallbacks,
         total_slots=total_slots, free_slots=free_slots, delta=bool(flags & FLAG_DELTA),
-        removed=removed,
+        removed=ended["key"].astype(np.int64), removed_state=ended["state"],
+        removed_speculative=ended["speculative"].astype(bool),
+        removed_start=_times(ended["start"], base), removed_end=_times(ended["end"], base),
     )
 
 
@@ -177,11 +200,16 @@ def encode_request(
     completed_reduce_runtimes: np.ndarray | list[float] = (),
     node_base: int = 0, new_nodes: tuple[str, ...] | list[str] = (), fallbacks: int = 0,
     total_slots: int = -1, free_slots: int = -1, delta: bool = False,
-    removed: np.ndarray | list[int] = (),
+    removed: np.ndarray | list[int] = (), removed_state: np.ndarray | list[int] | None = None,
+    removed_speculative: np.ndarray | list[bool] | None = None,
+    removed_start: np.ndarray | list[float] | None = None,
+    removed_end: np.ndarray | list[float] | None = None,
 ) -> bytes:
     """The request the shim would send for this table (Python twin of the Java encoder).
 
     Times are rounded to whole milliseconds relative to ``job_start`` (itself in whole ms).
+    Ended attempts given by key alone are reported killed, not copies, with unknown start
+    and an end at ``now``.
     """
     start_ms = int(round(job_start * 1e3))
     base = start_ms * 1e-3
@@ -199,14 +227,28 @@ def encode_request(
     done_m = np.asarray(completed_map_runtimes, dtype="<f4")
     done_r = np.asarray(completed_reduce_runtimes, dtype="<f4")
     gone = np.asarray(removed, dtype="<i4")
+    n = len(gone)
+
+    def given(values, default) -> np.ndarray:
+        return np.full(n, default) if values is None else np.asarray(values)
+
+    ended = {
+        "key": gone, "state": given(removed_state, AttemptState.KILLED),
+        "start": _ms(given(removed_start, np.nan).astype(np.float64), base),
+        "end": _ms(given(removed_end, now).astype(np.float64), base),
+        "speculative": given(removed_speculative, False),
+    }
     parts = [np.ascontiguousarray(values[name], dtype=dtype).tobytes() for name, dtype in COLUMNS]
-    body = b"".join([*parts, done_m.tobytes(), done_r.tobytes(), gone.tobytes(), names])
+    parts += [done_m.tobytes(), done_r.tobytes()]
+    parts += [np.ascontiguousarray(ended[name], dtype=dtype).tobytes()
+              for name, dtype in ENDED_COLUMNS]
+    body = b"".join([*parts, names])
     header = REQUEST.pack(
         REQUEST_MAGIC, VERSION, FLAG_DELTA if delta else 0, seq, len(body),
         int(round(now * 1e3)), start_ms,
         -1 if deadline is None else int(round(deadline * 1e3)), n_maps, n_reduces,
         len(attempts), len(done_m), len(done_r), node_base, len(names), fallbacks,
-        total_slots, free_slots, len(gone), 0,
+        total_slots, free_slots, n, 0,
     )
     return header + body
 

@@ -490,7 +490,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     for (int i = 0; i < keep.length; i++) {
       if (keep[i]) {
         dispatch(new TaskAttemptEvent(attempts[i].id, TaskAttemptEventType.TA_KILL));
-        job.killed(attempts[i]);
+        job.killed(attempts[i], clock.getTime());
         killsSent++;
       }
     }

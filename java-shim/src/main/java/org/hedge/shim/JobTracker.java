@@ -26,6 +26,9 @@ import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptStatusUpdateEvent
 final class JobTracker {
   /** AttemptState codes of hedge.model.AttemptState. */
   static final byte RUNNING = 1;
+  static final byte SUCCEEDED = 2;
+  static final byte KILLED = 3;
+  static final byte FAILED = 4;
 
   /** One live attempt. */
   static final class Attempt {
@@ -118,7 +121,7 @@ final class JobTracker {
   // run times already sent; a full snapshot is due after any failure or a new session.
   // Primitive lists and a flag per attempt: an update is one field test, never a hash or a box.
   private final List<Attempt> dirty = new ArrayList<>();
-  private final Ints removed = new Ints();
+  private final Ended ended = new Ended();
   private int doneMapsSent;
   private int doneReducesSent;
   private boolean needFull = true;
@@ -207,9 +210,9 @@ final class JobTracker {
     }
     if (state == TaskAttemptState.SUCCEEDED) {
       (t.isMap() ? doneMaps : doneReduces).add((ms - a.startMs) / 1000f);
-      finishTask(t);
+      finishTask(t, a, ms);
     } else if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED) {
-      remove(a);
+      remove(a, code(state), ms);
     }
   }
 
@@ -231,17 +234,18 @@ final class JobTracker {
     }
   }
 
-  private void finishTask(Task t) {
+  /** The task succeeded with attempt {@code winner} at ms; Hadoop kills its other attempts. */
+  private void finishTask(Task t, Attempt winner, long ms) {
     t.done = true;
     for (Attempt a : t.attempts) {
-      forget(a);
+      forget(a, a == winner ? SUCCEEDED : KILLED, ms);
     }
     t.attempts.clear();
     t.pendingCopies = 0;
   }
 
-  private void remove(Attempt a) {
-    forget(a);
+  private void remove(Attempt a, byte state, long endMs) {
+    forget(a, state, endMs);
     a.task.attempts.remove(a);
   }
 
@@ -272,22 +276,28 @@ final class JobTracker {
     a.louder = null;
   }
 
-  private void forget(Attempt a) {
+  /** The attempt ended in {@code state} at endMs: it leaves the live set, the next delta names it. */
+  private void forget(Attempt a, byte state, long endMs) {
     unlink(a);
     live.remove(a.id);
     byKey.remove(a.key);
     a.ended = true; // its dirty-list entry, if any, is skipped
-    removed.add(a.key);
+    ended.add(a.key, rel(a.startMs), rel(endMs), state, a.speculative);
+  }
+
+  private static byte code(TaskAttemptState state) {
+    return state == TaskAttemptState.SUCCEEDED ? SUCCEEDED
+        : state == TaskAttemptState.FAILED ? FAILED : KILLED;
   }
 
   synchronized Attempt byKey(int key) {
     return byKey.get(key);
   }
 
-  /** TA_KILL was sent for this attempt: it no longer counts as live. */
-  synchronized void killed(Attempt a) {
+  /** TA_KILL was sent for this attempt at ms: it no longer counts as live. */
+  synchronized void killed(Attempt a, long ms) {
     if (live.containsKey(a.id)) {
-      remove(a);
+      remove(a, KILLED, ms);
     }
   }
 
@@ -380,14 +390,14 @@ final class JobTracker {
     s.nowMs = latest;
     s.doneMapRuntimes = doneMaps.copy(full ? 0 : doneMapsSent);
     s.doneReduceRuntimes = doneReduces.copy(full ? 0 : doneReducesSent);
-    s.removed = full ? new int[0] : removed.copy(0);
+    ended.into(s, full);
     doneMapsSent = doneMaps.n;
     doneReducesSent = doneReduces.n;
     for (Attempt a : dirty) {
       a.dirty = false;
     }
     dirty.clear();
-    removed.clear();
+    ended.clear();
     needFull = false;
     s.nodeBase = Math.min(nodesAcked, nodes.size());
     StringBuilder names = new StringBuilder();
@@ -425,18 +435,22 @@ final class JobTracker {
     }
     // Hadoop's attempt state is read outside our lock: it takes the attempt's own lock, and
     // events must not wait for that behind a scan.
-    List<Attempt> ended = new ArrayList<>();
+    List<Attempt> gone = new ArrayList<>();
+    List<TaskAttemptState> states = new ArrayList<>();
     for (Attempt a : stale) {
       TaskAttemptState state = resolver.state(a.id);
       if (state == TaskAttemptState.FAILED || state == TaskAttemptState.KILLED
           || state == TaskAttemptState.SUCCEEDED) {
-        ended.add(a);
+        gone.add(a);
+        states.add(state);
       }
     }
     synchronized (this) {
-      for (Attempt a : ended) {
+      for (int i = 0; i < gone.size(); i++) {
+        Attempt a = gone.get(i);
         if (!a.ended) { // an event may have ended it meanwhile
-          remove(a);
+          // the AM sent no event: the end is not known, the last report is a lower bound
+          remove(a, code(states.get(i)), Math.max(a.reportMs, a.startMs));
         }
       }
     }
@@ -496,6 +510,45 @@ final class JobTracker {
   }
 
   /** A growable int list (ended attempt keys) without boxing. */
+  /** Attempts that ended since the last snapshot: the wire's ended columns, row by row. */
+  static final class Ended {
+    final Ints key = new Ints();
+    final Ints start = new Ints();
+    final Ints end = new Ints();
+    final Ints state = new Ints();
+    final Ints speculative = new Ints();
+
+    void add(int k, int startRel, int endRel, byte code, boolean copy) {
+      key.add(k);
+      start.add(startRel);
+      end.add(endRel);
+      state.add(code);
+      speculative.add(copy ? 1 : 0);
+    }
+
+    /** Into the scan's ended columns; a full snapshot carries none (it replaces the table). */
+    void into(Scan s, boolean full) {
+      int n = full ? 0 : key.n;
+      s.removed = java.util.Arrays.copyOf(key.values, n);
+      s.removedStart = java.util.Arrays.copyOf(start.values, n);
+      s.removedEnd = java.util.Arrays.copyOf(end.values, n);
+      s.removedState = new byte[n];
+      s.removedSpeculative = new byte[n];
+      for (int i = 0; i < n; i++) {
+        s.removedState[i] = (byte) state.values[i];
+        s.removedSpeculative[i] = (byte) speculative.values[i];
+      }
+    }
+
+    void clear() {
+      key.clear();
+      start.clear();
+      end.clear();
+      state.clear();
+      speculative.clear();
+    }
+  }
+
   static final class Ints {
     int[] values = new int[16];
     int n;

@@ -19,8 +19,13 @@ final class Scan {
   int freeSlots = -1;
   /** Only attempts changed since the last answered scan (else a full snapshot). */
   boolean delta;
-  /** Attempt keys that ended since the last scan (delta scans). */
+  /** Attempts that ended since the last scan (delta scans): key, start and end (relative
+   * ms, MISSING unknown), final AttemptState code, 1 if a copy. */
   int[] removed = new int[0];
+  int[] removedStart = new int[0];
+  int[] removedEnd = new int[0];
+  byte[] removedState = new byte[0];
+  byte[] removedSpeculative = new byte[0];
   float[] doneMapRuntimes = new float[0];
   float[] doneReduceRuntimes = new float[0];
 

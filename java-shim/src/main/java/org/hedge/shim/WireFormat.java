@@ -10,12 +10,14 @@ import java.nio.charset.StandardCharsets;
  * docs/wire-format.md and mirrored by hedge.server.wire (little-endian, packed columns).
  */
 final class WireFormat {
-  static final int VERSION = 1;
+  /** 2: each ended attempt carries its start, end, final state and copy flag. */
+  static final int VERSION = 2;
   static final int MISSING = Integer.MIN_VALUE;
   static final int REQUEST_HEADER = 88;
   static final int FLAG_DELTA = 1;
   static final int RESPONSE_HEADER = 32;
   static final int ROW_BYTES = 51;
+  static final int ENDED_BYTES = 14;
   static final int HELLO_BYTES = 32;
   static final int MAX_COPIES = 64;
 
@@ -30,8 +32,8 @@ final class WireFormat {
   }
 
   static int bodySize(Scan s) {
-    return s.rows * ROW_BYTES + 4 * (s.doneMapRuntimes.length + s.doneReduceRuntimes.length
-        + s.removed.length) + s.newNodeNames.length;
+    return s.rows * ROW_BYTES + 4 * (s.doneMapRuntimes.length + s.doneReduceRuntimes.length)
+        + ENDED_BYTES * s.removed.length + s.newNodeNames.length;
   }
 
   /** The request frame (header + body) for one scan, in a buffer ready to write. */
@@ -67,7 +69,11 @@ final class WireFormat {
     b.put(s.taskType, 0, n).put(s.state, 0, n).put(s.speculative, 0, n);
     for (float f : s.doneMapRuntimes) b.putFloat(f);
     for (float f : s.doneReduceRuntimes) b.putFloat(f);
-    putInts(b, s.removed, s.removed.length);
+    int e = s.removed.length;
+    putInts(b, s.removed, e);
+    putInts(b, s.removedStart, e);
+    putInts(b, s.removedEnd, e);
+    b.put(s.removedState, 0, e).put(s.removedSpeculative, 0, e);
     b.put(s.newNodeNames);
     b.flip();
     return b;

@@ -81,6 +81,9 @@ class JobTrackerTest {
     assertEquals(1, delta.rows);
     assertEquals(1, delta.task[0]);
     assertArrayEquals(new int[] {0}, delta.removed);
+    assertArrayEquals(new byte[] {JobTracker.SUCCEEDED}, delta.removedState);
+    assertArrayEquals(new int[] {1000}, delta.removedStart); // ms after the job start
+    assertArrayEquals(new int[] {7000}, delta.removedEnd);
     assertArrayEquals(new float[] {6f}, delta.doneMapRuntimes);
     assertEquals(0, delta.newNodeNames.length);
     assertEquals(2, delta.nodeBase);
@@ -90,6 +93,8 @@ class JobTrackerTest {
     reducerState = TaskAttemptState.FAILED;
     Scan later = tracker.snapshot(19_000 + JobTracker.STALE_MS, 2, 1, context);
     assertArrayEquals(new int[] {2}, later.removed);
+    assertArrayEquals(new byte[] {JobTracker.FAILED}, later.removedState);
+    assertArrayEquals(new int[] {2000}, later.removedEnd); // no event: its last sign of life
 
     // after a failed scan everything is sent again
     tracker.resync();
@@ -149,9 +154,12 @@ class JobTrackerTest {
     // the copy succeeds: task 3's original attempt ends with it (keys 3 and 4)
     report(copy, 27_000, 1f, TaskAttemptState.SUCCEEDED);
     Scan after = tracker.snapshot(27_500, 4, 0, hadoop);
-    int[] removed = after.removed.clone();
-    java.util.Arrays.sort(removed);
-    assertArrayEquals(new int[] {3, 4}, removed);
+    assertArrayEquals(new int[] {3, 4}, after.removed); // the original, then the copy
+    // the original is killed when its copy wins, at the copy's success (17 s after the start)
+    assertArrayEquals(new byte[] {JobTracker.KILLED, JobTracker.SUCCEEDED}, after.removedState);
+    assertArrayEquals(new byte[] {0, 1}, after.removedSpeculative);
+    assertArrayEquals(new int[] {17_000, 17_000}, after.removedEnd);
+    assertArrayEquals(new int[] {1000, 2000}, after.removedStart);
     assertEquals(2, tracker.live.size());
     failed.add(maps[0]); // heard from recently: not looked up, not dropped
     assertEquals(0, tracker.snapshot(28_000, 4, 0, hadoop).removed.length);

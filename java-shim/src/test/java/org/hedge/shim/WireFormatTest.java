@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +46,8 @@ class WireFormatTest {
     int body = 2 * WireFormat.ROW_BYTES + 4 + 2;
     assertEquals(WireFormat.REQUEST_HEADER + body, b.limit());
     assertEquals('H', b.get(0));
-    assertEquals(1, b.getShort(4));
+    assertEquals(WireFormat.VERSION, b.getShort(4));
+    assertEquals(2, WireFormat.VERSION);
     assertEquals(7, b.getInt(8));
     assertEquals(body, b.getInt(12));
     assertEquals(1_000_060_000L, b.getLong(16));
@@ -71,6 +74,111 @@ class WireFormatTest {
     assertEquals(1, b.get(bytes + 5)); // speculative of row 1
     assertEquals(12.5f, b.getFloat(bytes + 6));
     assertEquals('h', b.get(bytes + 10));
+  }
+
+  /** Every frame of wire_request_vectors.tsv, encoded from its fields, gives its bytes. */
+  @Test
+  void requestFramesMatchTheSharedVectors() throws IOException {
+    int n = 0;
+    for (String[] row : VectorFile.rows("wire_request_vectors.tsv", 3, true)) {
+      Map<String, String> f = new HashMap<>();
+      for (String item : row[1].split(" ")) {
+        int eq = item.indexOf('=');
+        f.put(item.substring(0, eq), item.substring(eq + 1));
+      }
+      ByteBuffer b = WireFormat.encode(scan(f), null);
+      byte[] bytes = new byte[b.remaining()];
+      b.get(bytes);
+      assertEquals(row[2], hex(bytes), row[0]);
+      n++;
+    }
+    assertEquals(3, n);
+  }
+
+  private static Scan scan(Map<String, String> f) {
+    int[] task = ints(f.get("task"));
+    Scan s = new Scan(task.length);
+    s.seq = Integer.parseInt(f.get("seq"));
+    s.nowMs = Long.parseLong(f.get("nowMs"));
+    s.jobStartMs = 1_000_000_000L; // tests/wire_vectors.py JOB_START_MS
+    s.deadlineMs = Long.parseLong(f.get("deadlineMs"));
+    s.nMaps = Integer.parseInt(f.get("nMaps"));
+    s.nReduces = Integer.parseInt(f.get("nReduces"));
+    s.nodeBase = Integer.parseInt(f.get("nodeBase"));
+    s.fallbacks = Integer.parseInt(f.get("fallbacks"));
+    s.totalSlots = Integer.parseInt(f.get("totalSlots"));
+    s.freeSlots = Integer.parseInt(f.get("freeSlots"));
+    s.delta = "1".equals(f.get("delta"));
+    s.task = task;
+    s.attempt = ints(f.get("attempt"));
+    s.node = ints(f.get("node"));
+    s.start = ints(f.get("start"));
+    s.firstProgressTime = ints(f.get("firstProgressTime"));
+    s.report = ints(f.get("report"));
+    s.firstProgress = floats(f.get("firstProgress"));
+    s.progress = floats(f.get("progress"));
+    s.bytesProcessed = doubles(f.get("bytesProcessed"));
+    s.inputBytes = doubles(f.get("inputBytes"));
+    s.taskType = bytes(f.get("taskType"));
+    s.state = bytes(f.get("state"));
+    s.speculative = bytes(f.get("speculative"));
+    s.doneMapRuntimes = floats(f.get("doneMapRuntimes"));
+    s.doneReduceRuntimes = floats(f.get("doneReduceRuntimes"));
+    s.removed = ints(f.get("removed"));
+    s.removedStart = ints(f.get("removedStart"));
+    s.removedEnd = ints(f.get("removedEnd"));
+    s.removedState = bytes(f.get("removedState"));
+    s.removedSpeculative = bytes(f.get("removedSpeculative"));
+    s.newNodeNames = f.get("nodes").replace('|', '\n').getBytes(StandardCharsets.UTF_8);
+    return s;
+  }
+
+  private static String[] items(String list) {
+    return list.isEmpty() ? new String[0] : list.split(",");
+  }
+
+  private static int[] ints(String list) {
+    String[] v = items(list);
+    int[] out = new int[v.length];
+    for (int i = 0; i < v.length; i++) {
+      out[i] = "M".equals(v[i]) ? WireFormat.MISSING : Integer.parseInt(v[i]);
+    }
+    return out;
+  }
+
+  private static float[] floats(String list) {
+    String[] v = items(list);
+    float[] out = new float[v.length];
+    for (int i = 0; i < v.length; i++) {
+      out[i] = Float.parseFloat(v[i]);
+    }
+    return out;
+  }
+
+  private static double[] doubles(String list) {
+    String[] v = items(list);
+    double[] out = new double[v.length];
+    for (int i = 0; i < v.length; i++) {
+      out[i] = "nan".equals(v[i]) ? Double.NaN : Double.parseDouble(v[i]);
+    }
+    return out;
+  }
+
+  private static byte[] bytes(String list) {
+    int[] v = ints(list);
+    byte[] out = new byte[v.length];
+    for (int i = 0; i < v.length; i++) {
+      out[i] = (byte) v[i];
+    }
+    return out;
+  }
+
+  private static String hex(byte[] bytes) {
+    StringBuilder out = new StringBuilder();
+    for (byte x : bytes) {
+      out.append(String.format("%02x", x & 0xff));
+    }
+    return out.toString();
   }
 
   private static ByteBuffer[] response(int seq, int[] tasks, int[] copies, int[] kills) {
