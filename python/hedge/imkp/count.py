@@ -1,15 +1,16 @@
 """Streaming key counting with bounded memory: exact group totals, exact heavy-key counts.
 
-Every piece's keys are counted on a worker thread (``Extractor.distinct``: the one-pass
-compiled word count for ``words``, ``pyarrow.compute.value_counts`` for the other rules),
-and the distinct keys are hashed to their group (``murmur3_32 mod G``), so group totals are
-exact whatever the input size. Per-key counts are merged into one table of at most
-``capacity`` keys; when it would grow past that, it becomes a Misra-Gries summary (merged
-summaries, Agarwal et al. 2012): the (capacity+1)-th largest count is subtracted from every
-count and keys left at zero or below are dropped. Any key with more than
-``total / (capacity + 1)`` records survives, so with ``capacity >= G`` every heavy-key
-candidate (``count x G > total``) is kept; a second pass then counts the surviving keys
-exactly. While the table never overflows, its counts are exact and one pass suffices.
+Pieces are counted on worker threads, each with its own ``Counter`` of the key rule (the
+compiled word count keeps one table across pieces for ``words``; the other rules count each
+piece with ``pyarrow.compute.value_counts``). What a counter hands back (distinct keys, their
+counts and ``murmur3_32``) gives the group totals (group ``murmur3_32 mod G``), exact
+whatever the input size. Per-key counts are merged into one table of at most ``capacity``
+keys; when it would grow past that, it becomes a Misra-Gries summary (merged summaries,
+Agarwal et al. 2012): the (capacity+1)-th largest count is subtracted from every count and
+keys left at zero or below are dropped. Any key with more than ``total / (capacity + 1)``
+records survives, so with ``capacity >= G`` every heavy-key candidate (``count x G >
+total``) is kept; a second pass then counts the surviving keys exactly. While the table
+never overflows, its counts are exact and one pass suffices.
 """
 
 from __future__ import annotations
@@ -18,21 +19,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from queue import SimpleQueue
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hedge.imkp.keys import Extractor, Piece, distinct_counts
-
-
-@dataclass(frozen=True)
-class PieceCount:
-    """Distinct keys of one piece with their counts, and the piece's per-group totals."""
-
-    keys: pa.Array  # binary
-    counts: np.ndarray  # int64
-    group_totals: np.ndarray  # int64[G]
+from hedge.imkp.keys import Counted, Counter, Extractor, Piece, distinct_counts
 
 
 @dataclass(frozen=True)
@@ -49,11 +42,11 @@ class KeyCounts:
         return int(self.group_totals.sum())
 
 
-def count_piece(rule: Extractor, piece: Piece, groups: int, seed: int) -> PieceCount:
-    distinct, counts, hashes = rule.distinct(piece, seed)
-    group = hashes.astype(np.int64) % groups
-    totals = np.bincount(group, weights=counts, minlength=groups)
-    return PieceCount(distinct, counts, np.rint(totals).astype(np.int64))
+def group_totals(counted: Counted, groups: int) -> np.ndarray:
+    """Records per group (``murmur3_32 mod G``) of counted keys."""
+    _, counts, hashes = counted
+    totals = np.bincount(hashes.astype(np.int64) % groups, weights=counts, minlength=groups)
+    return np.rint(totals).astype(np.int64)
 
 
 class KeyTable:
@@ -76,6 +69,12 @@ class KeyTable:
     def merge(self) -> None:
         if not self.pending:
             return
+        if len(self.pending) == 1 and not len(self.keys):  # distinct already: no encode
+            (self.keys, self.counts), = self.pending
+            self.pending, self.pending_rows = [], 0
+            if len(self.counts) > self.capacity:
+                self.prune()
+            return
         keys = pa.concat_arrays([self.keys, *(k for k, _ in self.pending)])
         counts = np.concatenate([self.counts, *(c for _, c in self.pending)])
         self.pending, self.pending_rows = [], 0
@@ -97,7 +96,7 @@ class KeyTable:
         self.pruned = True
 
 
-def run_pieces(pieces: Iterable[Piece], work: Callable[[Piece], PieceCount | tuple],
+def run_pieces(pieces: Iterable[Piece], work: Callable[[Piece], object],
                threads: int) -> Iterator:
     """Apply ``work`` to pieces on ``threads`` workers; results in input order, bounded queue."""
     if threads <= 1:
@@ -113,18 +112,43 @@ def run_pieces(pieces: Iterable[Piece], work: Callable[[Piece], PieceCount | tup
             yield queue.popleft().result()
 
 
+def count_all(pieces: Iterable[Piece], rule: Extractor, seed: int, capacity: int,
+              threads: int) -> Iterator[Counted]:
+    """What the counters hand back: when one is full, and at the end."""
+    counters: SimpleQueue[Counter] = SimpleQueue()
+    every = [rule.counter(seed, capacity) for _ in range(max(1, threads))]
+    for counter in every:
+        counters.put(counter)
+
+    def work(piece: Piece) -> Counted | None:
+        counter = counters.get()  # a counter is used by one thread at a time
+        try:
+            counter.add(piece)
+            return counter.take() if counter.full else None
+        finally:
+            counters.put(counter)
+
+    for counted in run_pieces(pieces, work, threads):
+        if counted is not None:
+            yield counted
+    for counter in every:
+        counted = counter.take()
+        if counted is not None:
+            yield counted
+
+
 def count_keys(pieces: Callable[[], Iterable[Piece]], rule: Extractor, groups: int, seed: int,
                capacity: int, threads: int) -> KeyCounts:
     """Count every piece; a second pass over ``pieces()`` when the key table overflowed."""
     capacity = max(capacity, 2 * groups)
-    group_totals = np.zeros(groups, dtype=np.int64)
+    totals = np.zeros(groups, dtype=np.int64)
     table = KeyTable(capacity)
-    for result in run_pieces(pieces(), lambda p: count_piece(rule, p, groups, seed), threads):
-        group_totals += result.group_totals
-        table.add(result.keys, result.counts)
+    for counted in count_all(pieces(), rule, seed, capacity, threads):
+        totals += group_totals(counted, groups)
+        table.add(*counted[:2])
     table.merge()
     if not table.pruned:
-        return KeyCounts(group_totals, table.keys, table.counts, exact_all=True)
+        return KeyCounts(totals, table.keys, table.counts, exact_all=True)
     candidates = table.keys
 
     def recount(piece: Piece) -> tuple[pa.Array, np.ndarray]:
@@ -135,4 +159,4 @@ def count_keys(pieces: Callable[[], Iterable[Piece]], rule: Extractor, groups: i
     for keys, counts in run_pieces(pieces(), recount, threads):
         exact.add(keys, counts)
     exact.merge()
-    return KeyCounts(group_totals, exact.keys, exact.counts, exact_all=False)
+    return KeyCounts(totals, exact.keys, exact.counts, exact_all=False)

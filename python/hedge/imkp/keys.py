@@ -89,6 +89,49 @@ class Extractor(ABC):
         keys, counts = distinct_counts(self.keys(piece))
         return keys, counts, murmur3_32_array(keys, seed)
 
+    def counter(self, seed: int, capacity: int) -> Counter:
+        """A counter for pieces of this rule (one per worker thread)."""
+        return PieceCounter(self, seed)
+
+
+Counted = tuple[pa.Array, np.ndarray, np.ndarray]  # distinct keys (binary), counts, murmur3_32
+
+
+class Counter(ABC):
+    """Counts the keys of the pieces given to ``add`` (one thread at a time) until ``take``."""
+
+    @abstractmethod
+    def add(self, piece: Piece) -> None:
+        """Count the keys of one piece."""
+
+    @property
+    @abstractmethod
+    def full(self) -> bool:
+        """Whether the caller must ``take`` before the next ``add``."""
+
+    @abstractmethod
+    def take(self) -> Counted | None:
+        """The distinct keys counted since the last take, their counts and murmur3_32
+        (None when nothing was counted); the counter starts afresh."""
+
+
+class PieceCounter(Counter):
+    """Each piece on its own (``Extractor.distinct``): full after every piece."""
+
+    def __init__(self, rule: Extractor, seed: int) -> None:
+        self.rule, self.seed, self.counted = rule, seed, None
+
+    def add(self, piece: Piece) -> None:
+        self.counted = self.rule.distinct(piece, self.seed)
+
+    @property
+    def full(self) -> bool:
+        return self.counted is not None
+
+    def take(self) -> Counted | None:
+        counted, self.counted = self.counted, None
+        return counted
+
 
 def last_boundary(data: bytes, cut: bytes) -> int:
     """Index just past the last byte of ``data`` that is in ``cut`` (0 when there is none).
@@ -177,6 +220,37 @@ class Words(Extractor):
         if not _ascii(piece.data):
             utf8(keys, piece.source)  # valid iff every distinct token is (delimiters are ASCII)
         return keys, counts, hashes
+
+    def counter(self, seed: int, capacity: int) -> Counter:
+        """One table for every piece (``hedge.imkp.wordcount.WordCounter``)."""
+        return WordsCounter(seed, capacity)
+
+
+class WordsCounter(Counter):
+    """The compiled word count over many pieces: keys are stored once, not once per piece."""
+
+    def __init__(self, seed: int, capacity: int) -> None:
+        from hedge.imkp.wordcount import WordCounter  # numba: imported when words are counted
+
+        self.counter = WordCounter(seed, capacity)
+
+    def add(self, piece: Piece) -> None:
+        from hedge.imkp.wordcount import check_piece
+
+        check_text(piece.data, piece.source)
+        check_piece(piece.data, piece.source)
+        if not _ascii(piece.data):  # valid iff every token is (pieces end at a delimiter)
+            utf8(pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(
+                np.array([0, len(piece.data)], np.int32)), pa.py_buffer(piece.data)]),
+                piece.source)
+        self.counter.add(piece.data)
+
+    @property
+    def full(self) -> bool:
+        return self.counter.full
+
+    def take(self) -> Counted | None:
+        return self.counter.take() if self.counter.used else None
 
 
 def split_lines(data: bytes, source: str) -> pa.Array:

@@ -1,41 +1,50 @@
 """One-pass word count for ``--key words``: tokenise and count in a compiled loop.
 
-``count_words(data, seed)`` returns the distinct ``java.util.StringTokenizer`` tokens of a
-chunk (delimiters space, ``\\t``, ``\\n``, ``\\r``, ``\\f``), their exact counts and their
-``murmur3_32`` hashes, the same answer as ``tokenize`` + ``pyarrow.compute.value_counts`` +
-``murmur3_32_array`` but 2-3x faster on one core (on an 8 MB block of Shakespeare):
+``WordCounter`` counts the ``java.util.StringTokenizer`` tokens (delimiters space, ``\\t``,
+``\\n``, ``\\r``, ``\\f``) of many pieces into one table and hands back the distinct tokens,
+their exact counts and their ``murmur3_32`` hashes: the same answer as ``tokenize`` +
+``pyarrow.compute.value_counts`` + ``murmur3_32_array``, and ``count_words`` does it for one
+chunk. Why it is fast, also with a million distinct tokens:
 
 - the scan reads 8 bytes at a time and finds a token's end with a SWAR test (the first byte
   below 0x21 is flagged exactly; it ends the token if it is a delimiter);
 - a token is identified by its first 8 bytes as one 64-bit ``word`` (zero-padded) and a
   32-bit ``tag``: its length when it has at most 8 bytes, else a hash of its length and
   remaining bytes with the top bit set. Two tokens are equal iff word and tag agree and, for
-  tokens longer than 8 bytes, their remaining bytes agree (checked against the first
-  occurrence). Murmur3 is computed only once per distinct token, at the end;
+  tokens longer than 8 bytes, their lengths and remaining bytes agree (checked against the
+  stored copy);
 - counting uses an open-addressing table (linear probing, load <= 1/2) of 16-byte slots
-  (``word``, ``count << 32 | tag``) with the first occurrence's offset kept apart, so the
-  slots hot under Zipf-like word frequencies stay few cache lines. The table doubles when
-  full; the counting loop stops, the table grows, and the loop resumes, so the loop itself
-  works on one table (numba compiles a loop that reassigns an array several times slower).
+  (``word``, ``count << 32 | tag``) with each slot's key index kept apart, so the slots hot
+  under Zipf-like word frequencies stay few cache lines. A new token is copied once to the
+  key store (``arena``, offsets in first-seen order, which are an Arrow binary array's
+  buffers as they stand) and hashed with Murmur3 then; the table lives across pieces, so
+  nothing is done per piece per distinct token (no per-piece gather, hash or merge of keys,
+  which cost 5x the scan on high-cardinality input). The table doubles when half full; the
+  counting loop stops, the table grows, and the loop resumes, so the loop itself works on
+  one table (numba compiles a loop that reassigns an array several times slower).
 
-Input must contain no NUL byte (``check_text`` rejects those before): then no token's word
-has a zero byte inside its length, so an empty slot is one whose word is zero, and a word's
-top byte is nonzero iff its token has 8 or more bytes. Compiled with numba (``nogil``, so
-builder threads run in parallel; ``cache``, so compilation happens once per installation).
+Counts and key offsets are 32-bit: a counter is emptied (``take``) before it has been fed
+``BATCH_LIMIT`` bytes, and a piece is at most ``PIECE_LIMIT`` bytes. Input must contain no NUL
+byte (``check_text`` rejects those before): then no token's word has a zero byte inside its
+length, so an empty slot is one whose word is zero, and a word's top byte is nonzero iff its
+token has 8 or more bytes. Compiled with numba (``nogil``, so builder threads run in parallel;
+``cache``, so compilation happens once per installation).
 """
 
 from __future__ import annotations
+
+import mmap
 
 import numba
 import numpy as np
 import pyarrow as pa
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from hedge.errors import HedgeError
 from hedge.imkp.delimiters import DELIMITERS
-from hedge.imkp.hashing import murmur3_32_array
 
 INITIAL_BITS = 12  # the table starts with 2**12 slots
 BELOW_0x21 = np.uint64(0x2121212121212121)
@@ -43,6 +52,13 @@ HIGH_BITS = np.uint64(0x8080808080808080)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
 MIX = np.uint64(0xFF51AFD7ED558CCD)  # Murmur3's 64-bit finaliser constant
 COUNT_ONE = np.int64(1) << 32  # a slot's count lives in the high half of its second word
+PIECE_LIMIT = 1 << 30  # bytes in one piece ...
+BATCH_LIMIT = 1 << 30  # ... and fed to a counter before take: offsets and counts < 2**31
+MASK32 = np.uint64(0xFFFFFFFF)
+BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) before probing
+HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
+C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
+N1, F1, F2 = np.uint64(0xE6546B64), np.uint64(0x85EBCA6B), np.uint64(0xC2B2AE35)
 LONG_TAG = np.uint64(0x80000000)  # set in the tag of every token longer than 8 bytes
 # A byte <= 32 is looked up here; every byte above 32 is a token byte.
 _DELIMITER = np.zeros(33, dtype=np.bool_)
@@ -129,95 +145,251 @@ def _slot(word: np.uint64, tag: np.uint64, shift: np.uint64) -> int:
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _same_tail(data: np.ndarray, first: int, start: int, length: int,
-               delimiter: np.ndarray) -> bool:
-    """Whether the token at ``first`` equals the one at start..start + length past byte 8."""
-    for j in range(8, length):
-        if data[first + j] != data[start + j]:
+def _rotl32(x: np.uint64, r: int) -> np.uint64:
+    return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & MASK32
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _mix_k(k: np.uint64) -> np.uint64:
+    return (_rotl32((k * C1) & MASK32, 15) * C2) & MASK32
+
+
+@numba.njit(nogil=True, cache=True)
+def _murmur3_32(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.uint64:
+    """MurmurHash3_x86_32 of data[start:end] (``hedge.imkp.hashing.murmur3_32``)."""
+    h = seed
+    p = start
+    while p + 4 <= end:
+        k = (np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
+             | (np.uint64(data[p + 2]) << np.uint64(16)) | (np.uint64(data[p + 3]) << np.uint64(24)))
+        h = (_rotl32(h ^ _mix_k(k), 13) * np.uint64(5) + N1) & MASK32
+        p += 4
+    if p < end:
+        k = np.uint64(0)
+        for j in range(end - p):
+            k |= np.uint64(data[p + j]) << np.uint64(8 * j)
+        h ^= _mix_k(k)
+    h ^= np.uint64(end - start)
+    h ^= h >> np.uint64(16)
+    h = (h * F1) & MASK32
+    h ^= h >> np.uint64(13)
+    h = (h * F2) & MASK32
+    return h ^ (h >> np.uint64(16))
+
+
+@intrinsic
+def _prefetch(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
+    """Ask for the cache line of data.flat[index] (LLVM prefetch: read, keep in all caches);
+    unlike a load, it never stalls the loop. Typed for contiguous int64 arrays."""
+    if not (isinstance(data, types.Array) and data.dtype == types.int64 and data.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = builder.gep(array.data, [args[1]])
+        i32 = ir.IntType(32)
+        signature_ir = ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32])
+        prefetch = cgutils.get_or_insert_function(builder.module, signature_ir, "llvm.prefetch.p0")
+        builder.call(prefetch, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3),
+                                ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(data, index), codegen
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _same_tail(arena: np.ndarray, stored: int, data: np.ndarray, start: int,
+               length: int) -> bool:
+    """Whether the stored key at ``stored`` equals data[start:start + length] past byte 8."""
+    for j in range(8, length):  # noqa: SIM110 - a loop numba compiles (no generator)
+        if arena[stored + j] != data[start + j]:
             return False
-    return _is_delimiter(data[first + length], delimiter)  # first < start: in bounds
+    return True
 
 
 @numba.njit(nogil=True, cache=True)
 def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarray,
-                offsets: np.ndarray, bits: int, used: int) -> tuple[int, int]:
-    """Count tokens from ``i`` until the data ends or the table is half full: (i, used)."""
+                arena: np.ndarray, stored: int, used: int, seed: np.uint64,
+                batch: np.ndarray) -> tuple[int, int, int]:
+    """Count tokens from ``i`` until the data ends or the table is half full.
+
+    Returns (i, bytes stored in ``arena``, keys in the table). Tokens go in batches: the
+    scan of a batch finds each token's slot and prefetches it, then the batch is probed,
+    so a table far larger than the caches costs one overlapped memory access per token,
+    not one full memory latency. A new token is copied to ``arena`` once.
+    """
     n = len(data)
     mask = table.shape[0] - 1
-    shift = np.uint64(64 - bits)
+    shift = np.uint64(64 - _bits(table.shape[0]))
     while i < n:
-        if _is_delimiter(data[i], delimiter):
-            i += 1
-            continue
-        start = i
-        i = _token_end(data, i, delimiter)
-        word = _word(data, start, i)
-        tag = _tag(data, start, i)
-        w, t = np.int64(word), np.int64(tag)
-        s = _slot(word, tag, shift)
-        while True:
-            if table[s, 0] == 0:  # empty slot: a new distinct token
-                table[s, 0] = w
-                table[s, 1] = t | COUNT_ONE
-                offsets[s] = start
-                used += 1
-                if 2 * used > table.shape[0]:
-                    return i, used
-                break
-            if (table[s, 0] == w and (table[s, 1] & 0xFFFFFFFF) == t
-                    and (i - start <= 8 or _same_tail(data, offsets[s], start, i - start,
-                                                      delimiter))):
-                table[s, 1] += COUNT_ONE
-                break
-            s = (s + 1) & mask
-    return i, used
+        size = 0
+        while size < batch.shape[0] and i < n:  # scan: find tokens, prefetch their slots
+            if _is_delimiter(data[i], delimiter):
+                i += 1
+                continue
+            start = i
+            i = _token_end(data, i, delimiter)
+            word, tag = _word(data, start, i), _tag(data, start, i)
+            s = _slot(word, tag, shift)
+            _prefetch(table, 4 * s)
+            batch[size, 0], batch[size, 1] = start, i
+            batch[size, 2], batch[size, 3] = np.int64(word), np.int64(tag)
+            batch[size, 4] = s
+            size += 1
+        for b in range(size):  # probe
+            start, end, w, t, s = batch[b, 0], batch[b, 1], batch[b, 2], batch[b, 3], batch[b, 4]
+            length = end - start
+            while True:
+                if table[s, 0] == 0:  # empty slot: a new distinct token
+                    table[s, 0] = w
+                    table[s, 1] = t | COUNT_ONE
+                    table[s, 2] = stored | (length << 32)
+                    table[s, 3] = np.int64(_murmur3_32(data, start, end, seed))
+                    arena[stored:stored + length] = data[start:end]
+                    stored += length
+                    used += 1
+                    if 2 * used >= table.shape[0]:  # full: resume after this token
+                        return (end if b + 1 == size else batch[b + 1, 0]), stored, used
+                    break
+                if (table[s, 0] == w and (table[s, 1] & 0xFFFFFFFF) == t
+                        and (length <= 8 or ((table[s, 2] >> 32) == length and _same_tail(
+                            arena, table[s, 2] & 0xFFFFFFFF, data, start, length)))):
+                    table[s, 1] += COUNT_ONE
+                    break
+                s = (s + 1) & mask
+    return i, stored, used
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _bits(size: int) -> int:
+    bits = 0
+    while (1 << bits) < size:
+        bits += 1
+    return bits
 
 
 @numba.njit(nogil=True, cache=True)
-def _grow(table: np.ndarray, offsets: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The table rehashed into twice as many slots (2**(bits + 1))."""
-    grown = np.zeros((2 * table.shape[0], 2), np.int64)
-    grown_offsets = np.zeros(2 * table.shape[0], np.int64)
+def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
+    """Move every entry of ``table`` into the larger, empty ``grown``."""
     mask = grown.shape[0] - 1
-    shift = np.uint64(64 - bits - 1)
+    shift = np.uint64(64 - _bits(grown.shape[0]))
     for s in range(table.shape[0]):
         if table[s, 0] != 0:
             t = _slot(np.uint64(table[s, 0]), np.uint64(table[s, 1] & 0xFFFFFFFF), shift)
             while grown[t, 0] != 0:
                 t = (t + 1) & mask
             grown[t, :] = table[s, :]
-            grown_offsets[t] = offsets[s]
-    return grown, grown_offsets
 
 
 @numba.njit(nogil=True, cache=True)
-def _count_tokens(data: np.ndarray, delimiter: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                      np.ndarray]:
-    """(first offset, length, count) of every distinct token."""
-    bits = INITIAL_BITS
-    table = np.zeros((1 << bits, 2), np.int64)
-    offsets = np.zeros(1 << bits, np.int64)
-    i, used = _count_into(data, 0, delimiter, table, offsets, bits, 0)
-    while i < len(data):
-        table, offsets = _grow(table, offsets, bits)
-        bits += 1
-        i, used = _count_into(data, i, delimiter, table, offsets, bits, used)
-    full = table[:, 0] != 0
-    starts = offsets[full]
-    lengths = table[full, 1] & 0xFFFFFFFF  # the tag: the length of tokens up to 8 bytes
-    for r in range(len(starts)):
-        if lengths[r] > 8:
-            lengths[r] = _token_end(data, starts[r], delimiter) - starts[r]
-    return starts, lengths, table[full, 1] >> 32
+def _collect(table: np.ndarray, arena: np.ndarray, used: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(key offsets, key bytes, counts, murmur3) of the stored keys, in slot order."""
+    offsets = np.zeros(used + 1, np.int32)
+    counts = np.empty(used, np.int64)
+    hashes = np.empty(used, np.uint32)
+    k = 0
+    for s in range(table.shape[0]):
+        if table[s, 0] != 0:
+            offsets[k + 1] = offsets[k] + np.int32(table[s, 2] >> 32)
+            counts[k] = table[s, 1] >> 32
+            hashes[k] = np.uint32(table[s, 3])
+            k += 1
+    body = np.empty(offsets[used], np.uint8)
+    k = 0
+    for s in range(table.shape[0]):
+        if table[s, 0] != 0:
+            at = table[s, 2] & 0xFFFFFFFF
+            body[offsets[k]:offsets[k + 1]] = arena[at:at + offsets[k + 1] - offsets[k]]
+            k += 1
+    return offsets, body, counts, hashes
+
+
+def zeroed(shape: int | tuple[int, ...], dtype: type) -> np.ndarray:
+    """A zero-filled array; large ones on transparent huge pages where the kernel allows.
+
+    The table is probed at random: with 4 KiB pages nearly every probe of a table of a
+    million keys also misses the TLB, which costs more than the cache miss itself (a
+    page walk, doubly so in a virtual machine). Anonymous memory is zero-filled.
+    """
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if size < HUGE_PAGE_MIN or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.zeros(shape, dtype)
+    memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    memory.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(memory, dtype=dtype).reshape(shape)
 
 
 @numba.njit(nogil=True, cache=True)
-def _gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-            offsets: np.ndarray) -> np.ndarray:
-    out = np.empty(offsets[-1], np.uint8)
-    for t in range(len(starts)):
-        out[offsets[t]:offsets[t + 1]] = data[starts[t]:starts[t] + lengths[t]]
+def _counts(table: np.ndarray, slot_key: np.ndarray, used: int) -> np.ndarray:
+    """Count of every stored key, by key index."""
+    out = np.zeros(used, np.int64)
+    for s in range(table.shape[0]):
+        if table[s, 0] != 0:
+            out[slot_key[s]] = table[s, 1] >> 32
     return out
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` copied into a buffer of at least ``size`` elements (doubling)."""
+    if len(array) >= size:
+        return array
+    out = np.empty(max(size, 2 * len(array)), dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
+class WordCounter:
+    """Counts the tokens of many pieces into one table: (keys, counts, murmur3) at ``take``.
+
+    Strings are stored once per distinct token (the ``arena``), so a piece costs one table
+    probe per token and nothing per distinct token beyond its first occurrence; callers
+    ``take`` the counts when ``full`` (pieces of at most ``PIECE_LIMIT`` bytes each).
+    """
+
+    def __init__(self, seed: int = 0, capacity: int = 1 << 62) -> None:
+        self.seed = np.uint64(seed & 0xFFFFFFFF)
+        self.capacity = capacity
+        self.batch = np.empty((BATCH_TOKENS, 5), np.int64)  # the kernel's scratch
+        self.reset()
+
+    def reset(self) -> None:
+        # slot: word, count << 32 | tag, length << 32 | arena offset, murmur3
+        self.table = np.zeros((1 << INITIAL_BITS, 4), np.int64)
+        self.arena = np.empty(1 << 16, np.uint8)
+        self.stored = 0  # bytes of arena in use
+        self.used = 0  # distinct keys
+        self.fed = 0  # bytes counted since the last reset
+
+    @property
+    def full(self) -> bool:
+        """Whether more keys or bytes could overflow the 32-bit counts and offsets."""
+        return self.used > self.capacity or self.fed >= BATCH_LIMIT
+
+    def add(self, data: bytes | bytearray) -> None:
+        """Count the tokens of ``data`` (no NUL byte; at most ``PIECE_LIMIT`` bytes)."""
+        raw = np.frombuffer(data, dtype=np.uint8)
+        raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
+        self.arena = _grown(self.arena, self.stored + len(raw))  # room for every token
+        i = 0
+        while True:
+            if 2 * self.used >= len(self.table):
+                grown = zeroed((2 * len(self.table), 4), np.int64)
+                _rehash(self.table, grown)
+                self.table = grown
+            if i >= len(raw):
+                break
+            i, self.stored, self.used = _count_into(
+                raw, i, _DELIMITER, self.table, self.arena, self.stored, self.used,
+                self.seed, self.batch)
+        self.fed += len(raw)
+
+    def take(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32)."""
+        offsets, body, counts, hashes = _collect(self.table, self.arena, self.used)
+        keys = pa.Array.from_buffers(pa.binary(), self.used,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(body)])
+        self.reset()
+        return keys, counts, hashes
 
 
 def count_words(data: bytes | bytearray, seed: int = 0, source: str = "input"
@@ -226,19 +398,15 @@ def count_words(data: bytes | bytearray, seed: int = 0, source: str = "input"
 
     ``data`` must hold no NUL byte (the caller checks; see the module docstring).
     """
-    if len(data) >= 2**32:  # counts are kept in 32 bits
-        raise HedgeError(f"{source}: a piece of {len(data)} bytes; pieces must stay below "
-                         "4 GiB (use a smaller --block-size)")
-    raw = np.frombuffer(data, dtype=np.uint8)
-    raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
-    starts, lengths, counts = _count_tokens(raw, _DELIMITER)
-    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if offsets[-1] >= 2**31:  # Arrow binary offsets are int32; pieces are block-sized
-        raise HedgeError(f"{source}: over 2 GiB of distinct tokens in one piece (a token "
-                         "with no delimiter for 2 GiB?); expected whitespace-separated text")
-    body = _gather(raw, starts, lengths, offsets)
-    keys = pa.Array.from_buffers(pa.binary(), len(starts),
-                                 [None, pa.py_buffer(offsets.astype(np.int32)),
-                                  pa.py_buffer(body)])
-    return keys, counts, murmur3_32_array(keys, seed)
+    check_piece(data, source)
+    counter = WordCounter(seed)
+    counter.add(data)
+    return counter.take()
+
+
+def check_piece(data: bytes | bytearray, source: str) -> None:
+    """HedgeError for a piece too large for 32-bit counts and key offsets."""
+    if len(data) > PIECE_LIMIT:
+        raise HedgeError(f"{source}: a piece of {len(data)} bytes; pieces must be at most "
+                         f"{PIECE_LIMIT} bytes (1 GiB; a token with no delimiter for 1 GiB? "
+                         "or use a smaller --block-size)")
