@@ -1,0 +1,57 @@
+"""`hedge reproduce chronos` (--quick): Algorithm 1 against brute force, the simulator against
+the closed forms at the chosen r, and the default-workload plans that explain issue 19's
+copy-less chronos-clone run."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hedge.analysis import chronos as model
+from hedge.reproduce import chronos
+from hedge.reproduce.render import COLUMNS
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("chronos")
+    return out, chronos.reproduce(out, quick=True)
+
+
+def test_every_row_has_its_columns_and_the_figure_exists(result) -> None:
+    out, rep = result
+    assert len(rep.rows) == 3 + 4 + 2 + 1
+    for row in rep.rows:
+        assert all(getattr(row, c) for c in COLUMNS[:4]), row
+    assert (out / "pocd_vs_cost.png").stat().st_size > 1000
+
+
+def test_algorithm_1_matches_brute_force(result) -> None:
+    assert [r.difference for r in result[1].rows[:3]] == ["agrees"] * 3
+
+
+def test_simulation_agrees_with_the_closed_forms_at_the_chosen_r(result) -> None:
+    """Within 3 standard errors (PoCD: binomial; machine time: per-job spread)."""
+    for row in result[1].rows[3:7]:
+        z = [float(v) for v in re.findall(r"\(([\d.]+) s\.e\.\)", row.difference)]
+        assert len(z) == 2 and max(z) <= 3, row
+        assert row.why == "", row
+
+
+def test_default_workload_plans_say_why() -> None:
+    plans, hit = chronos.default_workload_plans(15)
+    assert 0 <= hit <= 1 and len(plans) == 15
+    for plan in plans:
+        if plan.tasks < 5:  # the Pareto fit needs 5 durations: never planned, no copy
+            assert plan.r is None and plan.copies == 0 and "min_samples" in plan.reason
+        elif plan.r is not None:
+            assert plan.expected_pocd is not None
+            assert f"r = {plan.r} expects PoCD {plan.expected_pocd:.4f}" in plan.reason
+            # the PoCD the plan expects is the closed form at its (printed, rounded) fit
+            t_min, beta, d = (float(v) for v in re.findall(
+                r"t_min = ([\d.e+]+), beta = ([\d.e+]+)\), D = ([\d.e+]+)", plan.reason)[0])
+            closed = model.pocd("clone", plan.tasks, d, t_min, beta, plan.r)
+            assert plan.expected_pocd == pytest.approx(closed, abs=0.02), plan
+    assert any(p.r for p in plans) and any(p.copies for p in plans)
+
