@@ -109,9 +109,8 @@ def google_comparison() -> None:
 def sim_agreement(n_tasks: int = 10, t_min: float = 10.0, beta: float = 1.5,
                   deadline: float = 60.0, seed: int = 3) -> bool:
     """Simulated PoCD vs ``chronos.pocd`` for none and chronos-clone (r = 1, 2)."""
-    from hedge.sim.cluster import ClusterConfig
+    from hedge.reproduce.chronos import Setting, pareto_jobs
     from hedge.sim.engine import simulate
-    from hedge.traces.workload import Workload
 
     print(f"\nsimulator vs closed form: N = {n_tasks} tasks, Pareto(t_min = {t_min:g}, "
           f"beta = {beta:g}), D = {deadline:g} s, all jobs at t = 0, a slot per attempt")
@@ -119,12 +118,9 @@ def sim_agreement(n_tasks: int = 10, t_min: float = 10.0, beta: float = 1.5,
           f"{'agree':>5} {'copies/task':>11} {'sim s':>6}")
     ok = True
     for strategy, r, jobs in (("none", 0, 20000), ("clone", 1, 2000), ("clone", 2, 300)):
-        rng = np.random.default_rng([seed, r])
-        factors = rng.uniform(size=(jobs, n_tasks)) ** (-1.0 / beta)
-        workload = Workload.from_jobs([f"j{i}" for i in range(jobs)], np.zeros(jobs),
-                                      [np.full(n_tasks, t_min)] * jobs)
-        workload.straggler_factor[:] = factors.ravel()
-        cluster = ClusterConfig(nodes=jobs * n_tasks * (r + 1), slots=1, startup=0.0)
+        # the jobs hedge reproduce chronos simulates (a slot for every attempt)
+        workload, cluster = pareto_jobs(Setting(n_tasks, t_min, beta, deadline), jobs,
+                                        seed * 10 + r, extra=r)
         policy = "none" if strategy == "none" else f"chronos-{strategy}"
         params = {} if strategy == "none" else dict(theta=0.0, max_extra=r, t_min=t_min,
                                                     beta=beta)

@@ -70,17 +70,19 @@ class SimRun:
     copies_per_task: float
 
 
-def pareto_jobs(setting: Setting, jobs: int, seed: int) -> tuple[Workload, ClusterConfig]:
+def pareto_jobs(setting: Setting, jobs: int, seed: int,
+                extra: int = 3) -> tuple[Workload, ClusterConfig]:
     """Jobs of N tasks of base work t_min times a Pareto(1, beta) factor (a copy draws a fresh
-    factor from the same law), all at t = 0, on a cluster with a slot for every attempt."""
+    factor from the same law), all at t = 0, on a cluster with a slot for every attempt (the
+    original and ``extra`` copies of every task)."""
     n = setting.n_tasks
     rng = np.random.default_rng(seed)
     factors = rng.uniform(size=(jobs, n)) ** (-1.0 / setting.beta)
     workload = Workload.from_jobs([f"j{i}" for i in range(jobs)], np.zeros(jobs),
                                   [np.full(n, setting.t_min)] * jobs)
     workload.straggler_factor[:] = factors.ravel()
-    # room for the original and up to 3 copies of every task (Chronos' max_extra default)
-    return workload, ClusterConfig(nodes=jobs * n * 4, slots=1, startup=0.0)
+    # extra = 3 by default: Chronos' max_extra
+    return workload, ClusterConfig(nodes=jobs * n * (extra + 1), slots=1, startup=0.0)
 
 
 def run_policy(policy: str, setting: Setting, jobs: int, seed: int = 3,
