@@ -47,6 +47,15 @@ def test_nothing_is_copied_while_too_few_tasks_completed() -> None:
     assert len(a.speculate_task) == 0 and a.next_scan_in == math.inf and a.wake_on_completion
 
 
+def test_estimates_of_enough_running_peers_stand_in_for_completed_tasks() -> None:
+    # nothing completed, but six originals estimate about 10 s each: task 7's ~180 s stands out
+    rows = [(7, 0.1, 3)] + [(t, 0.9, 4) for t in range(8, 14)]
+    a = create("hedge-auto").decide(snapshot(9.0, rows, done=[]))
+    assert a.speculate_task.tolist() == [7]
+    a = create("hedge-auto").decide(snapshot(9.0, rows[:5], done=[]))  # five estimates: too few
+    assert len(a.speculate_task) == 0
+
+
 def test_only_the_tasks_a_copy_can_beat_are_copied() -> None:
     # task 8 has ~6 min left, task 7 a few seconds: a copy (about 10 s) only beats task 8
     a = create("hedge-auto").decide(snapshot(20.0, [(7, 0.8, 3), (8, 0.05, 4)]))
@@ -69,9 +78,13 @@ def test_a_busy_cluster_raises_the_bar() -> None:
 
 
 def test_a_task_slow_because_of_its_input_is_not_copied() -> None:
-    rows = [(7, 0.1, 3, False, 5e9), (8, 0.9, 4, False, 1e9), (9, 0.9, 5, False, 1e9)]
+    # task 7 has 5x its peers' input and runs at their pace per byte (about 50 s in all)
+    rows = [(7, 0.4, 3, False, 5e9), (8, 0.9, 4, False, 1e9), (9, 0.9, 5, False, 1e9)]
     assert len(create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task) == 0
     rows[0] = (7, 0.1, 3, False, 1.1e9)  # about its peers' input: slow for another reason
+    assert create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task.tolist() == [7]
+    # 5x the input and 4x slower per byte too (about 200 s where its data takes about 50)
+    rows[0] = (7, 0.1, 3, False, 5e9)
     assert create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task.tolist() == [7]
 
 

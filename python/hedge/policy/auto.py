@@ -1,15 +1,17 @@
 """``hedge-auto``: copy a task only where the copy is expected to pay for its slot time.
 
-Per task type, once ``min_completed`` tasks of it have completed (their run times ``D``, median
-``m``, residuals ``e = log(D / m)``; until then the estimated run times of at least twice as
-many running originals stand in for ``D``), each running task with one live attempt is judged:
+Per task type, once ``min_completed`` tasks of it have completed, or twice as many running
+originals have a run-time estimate (the run times ``D``: completed ones and those estimates;
+median ``m``, residuals ``e = log(D / m)``), each running task with one live attempt is judged:
 
 - its remaining time ``R`` and total run time ``T`` from the JVM-aware rate estimate (the
   rate measured from the first progress report, so JVM start-up does not look like slowness);
-- what a copy would take, under the trace straggler model (docs/trace-model.md): ``C = m *
-  exp((1 - lam) * log(T / m) + lam * e)`` over every completed residual ``e`` (an exact
+- what a copy would take, under the trace straggler model (docs/trace-model.md): ``C = M *
+  exp((1 - lam) * log(T / M) + lam * e)`` over every completed residual ``e`` (an exact
   expectation over the empirical distribution, no random draw), for each ``lam`` of a grid
-  weighted by this job's belief about ``lam`` (below);
+  weighted by this job's belief about ``lam`` (below); ``M = m * k`` for a task with ``k``
+  times its type's median input (``k = 1`` where inputs are not known): more data is more
+  work for any attempt;
 - the type's finish ``F`` (the longest remaining time of its running tasks): copying the K
   slowest candidates brings it to ``max(the copies' ends, the longest remaining time of the
   tasks not copied, m while a task still waits for a slot)``; saving time on a task that
@@ -22,9 +24,11 @@ many running originals stand in for ``D``), each running task with one live atte
 
 Two guards keep it from wasting:
 
-- **Skew triage:** a task whose input is ``skew_ratio`` x its type's median input or more is
-  slow because it has more data; a copy would do the same work, so it is not copied (its
-  slowness is put down to skew; ``hedge imkp`` evens reducer input for the job's next run).
+- **Skew triage:** a task whose input is ``skew_ratio`` x its type's median input or more,
+  and whose pace per byte is within ``skew_ratio`` of its type's, is slow because it has more
+  data; a copy would do the same work, so it is not copied (its slowness is put down to skew;
+  ``hedge imkp`` evens reducer input for the job's next run). A task with more data that is
+  also slow per byte is judged like any other, its copy expected to take ``M``-scaled time.
 - **Learning from its own races:** the belief about ``lam`` starts as a normal prior around
   ``lam`` (width ``prior_width``) and is updated by Bayes' rule with every race of this job
   (P(the copy wins) under each ``lam``), so a job whose copies lose (its slowness is the
@@ -128,15 +132,20 @@ class HedgeAuto(Policy):
         """The tasks of one type worth a copy now: the K slowest candidates, for the K whose
         expected saving of the type's finish time exceeds their copies' cost by most."""
         a = snapshot.attempts
-        rows = self._candidates(snapshot, of_type, per_task, remaining)
+        m = float(np.median(done))
+        scale = self._input_scale(snapshot, of_type)
+        rows = self._candidates(snapshot, of_type, per_task, remaining, scale, m)
         if not len(rows):
             return []
-        m = float(np.median(done))
         residual = np.log(done / m)
         left = remaining[rows]
         total = np.maximum(snapshot.now - a.start[rows] + left, 1e-9)
+        # a task with k x its peers' input takes k x as long at their pace, and so would its
+        # copy: only the slowness per byte is the model's to split (docs/trace-model.md)
+        typical = m * scale[rows]
         lam = LAMBDAS[:, None, None]  # axes: lam, candidate, completed residual
-        copy = m * np.exp((1 - lam) * np.log(total / m)[None, :, None] + lam * residual)
+        copy = typical[None, :, None] * np.exp(
+            (1 - lam) * np.log(total / typical)[None, :, None] + lam * residual)
         race = np.minimum(copy, left[None, :, None])  # the copy's slot time, and its end
         belief = self.belief
         # the type's finish without a copy, and what bounds it once the top K are copied:
@@ -177,17 +186,22 @@ class HedgeAuto(Policy):
         return max(self.probe_races - len(self._races), 0)
 
     def _candidates(self, snapshot: Snapshot, of_type: np.ndarray, per_task: np.ndarray,
-                    remaining: np.ndarray) -> np.ndarray:
+                    remaining: np.ndarray, scale: np.ndarray, m: float) -> np.ndarray:
         """Rows of running originals with one live attempt, an estimate, no race yet and no
-        skew, slowest first (at most ``MAX_CANDIDATES``)."""
+        skew, slowest first (at most ``MAX_CANDIDATES``).
+
+        Skew: input ``skew_ratio`` x its type's median or more, and a pace per byte within
+        ``skew_ratio`` of the type's median: its slowness is its data, which a copy would
+        read again (a task with more data that is also slow per byte stays a candidate)."""
         a = snapshot.attempts
         rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
                               & np.isfinite(remaining) & (remaining > 0))
         rows = rows[[int(a.task[r]) not in self._races for r in rows]]
-        skewed = self._skewed(snapshot, of_type)
-        for r in rows[skewed[rows]]:
+        total = snapshot.now - a.start[rows] + remaining[rows]
+        skewed = (scale[rows] >= self.skew_ratio) & (total / scale[rows] <= self.skew_ratio * m)
+        for r in rows[skewed]:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
-        rows = rows[~skewed[rows]]
+        rows = rows[~skewed]
         return rows[np.argsort(-remaining[rows], kind="stable")][:MAX_CANDIDATES]
 
     def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
@@ -200,7 +214,8 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         peers = of_type & ~a.speculative & np.isfinite(remaining)
         total = np.concatenate([done, snapshot.now - a.start[peers] + remaining[peers]])
-        return total[total > 0] if len(done) >= self.min_completed else done[:0]
+        enough = len(done) >= self.min_completed or peers.sum() >= 2 * self.min_completed
+        return total[total > 0] if enough else done[:0]
 
     def _busy(self, snapshot: Snapshot) -> float:
         c = snapshot.cluster
@@ -208,14 +223,16 @@ class HedgeAuto(Policy):
             return self.assumed_busy
         return 1.0 - c.free_slots / c.total_slots
 
-    def _skewed(self, snapshot: Snapshot, of_type: np.ndarray) -> np.ndarray:
-        """Per attempt row: its input is ``skew_ratio`` x its type's median or more."""
+    @staticmethod
+    def _input_scale(snapshot: Snapshot, of_type: np.ndarray) -> np.ndarray:
+        """Per attempt row: its input over its type's median input (1 where not known, or
+        when fewer than two tasks of the type report one)."""
         inputs = snapshot.attempts.input_bytes
         known = of_type & np.isfinite(inputs) & (inputs > 0)
-        if known.sum() < 2:
-            return np.zeros(len(inputs), dtype=bool)
-        median = float(np.median(inputs[known]))
-        return known & (inputs >= self.skew_ratio * median)
+        scale = np.ones(len(inputs))
+        if known.sum() >= 2:
+            scale[known] = inputs[known] / float(np.median(inputs[known]))
+        return scale
 
     def _fastest(self, snapshot: Snapshot, avoid: np.ndarray) -> int:
         """The node the ranking rates fastest, not among ``avoid`` (-1: none known)."""
