@@ -55,6 +55,7 @@ COUNT_ONE = np.int64(1) << 32  # a slot's count lives in the high half of its se
 PIECE_LIMIT = 1 << 30  # bytes in one piece ...
 BATCH_LIMIT = 1 << 30  # ... and fed to a counter before take: offsets and counts < 2**31
 MASK32 = np.uint64(0xFFFFFFFF)
+REHASH_AHEAD = 16  # entries
 BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) before probing
 HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
 C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
@@ -180,13 +181,13 @@ def _murmur3_32(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.u
 @intrinsic
 def _prefetch(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
     """Ask for the cache line of data.flat[index] (LLVM prefetch: read, keep in all caches);
-    unlike a load, it never stalls the loop. Typed for contiguous int64 arrays."""
-    if not (isinstance(data, types.Array) and data.dtype == types.int64 and data.layout == "C"):
+    unlike a load, it never stalls the loop. Typed for contiguous arrays."""
+    if not (isinstance(data, types.Array) and data.layout == "C"):
         return None
 
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
         array = context.make_array(signature.args[0])(context, builder, args[0])
-        pointer = builder.gep(array.data, [args[1]])
+        pointer = builder.bitcast(builder.gep(array.data, [args[1]]), ir.IntType(8).as_pointer())
         i32 = ir.IntType(32)
         signature_ir = ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32])
         prefetch = cgutils.get_or_insert_function(builder.module, signature_ir, "llvm.prefetch.p0")
@@ -208,14 +209,15 @@ def _same_tail(arena: np.ndarray, stored: int, data: np.ndarray, start: int,
 
 @numba.njit(nogil=True, cache=True)
 def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarray,
-                arena: np.ndarray, stored: int, used: int, seed: np.uint64,
-                batch: np.ndarray) -> tuple[int, int, int]:
-    """Count tokens from ``i`` until the data ends or the table is half full.
+                arena: np.ndarray, key_offsets: np.ndarray, hashes: np.ndarray, used: int,
+                seed: np.uint64, batch: np.ndarray) -> tuple[int, int]:
+    """Count tokens from ``i`` until the data ends or the table is half full: (i, used).
 
-    Returns (i, bytes stored in ``arena``, keys in the table). Tokens go in batches: the
+    Tokens go in batches: the
     scan of a batch finds each token's slot and prefetches it, then the batch is probed,
     so a table far larger than the caches costs one overlapped memory access per token,
-    not one full memory latency. A new token is copied to ``arena`` once.
+    not one full memory latency. A new token is appended to the key store: its bytes to
+    ``arena`` (ending at ``key_offsets[key + 1]``), its murmur3 to ``hashes``.
     """
     n = len(data)
     mask = table.shape[0] - 1
@@ -235,6 +237,10 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
             batch[size, 2], batch[size, 3] = np.int64(word), np.int64(tag)
             batch[size, 4] = s
             size += 1
+        for b in range(size):  # a long token's stored copy will be compared: fetch it too
+            s = batch[b, 4]
+            if batch[b, 1] - batch[b, 0] > 8 and table[s, 0] == batch[b, 2]:
+                _prefetch(arena, (table[s, 2] & 0xFFFFFFFF) + 8)
         for b in range(size):  # probe
             start, end, w, t, s = batch[b, 0], batch[b, 1], batch[b, 2], batch[b, 3], batch[b, 4]
             length = end - start
@@ -242,13 +248,15 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                 if table[s, 0] == 0:  # empty slot: a new distinct token
                     table[s, 0] = w
                     table[s, 1] = t | COUNT_ONE
+                    stored = key_offsets[used]
                     table[s, 2] = stored | (length << 32)
-                    table[s, 3] = np.int64(_murmur3_32(data, start, end, seed))
+                    table[s, 3] = used
                     arena[stored:stored + length] = data[start:end]
-                    stored += length
+                    key_offsets[used + 1] = stored + length
+                    hashes[used] = _murmur3_32(data, start, end, seed)
                     used += 1
                     if 2 * used >= table.shape[0]:  # full: resume after this token
-                        return (end if b + 1 == size else batch[b + 1, 0]), stored, used
+                        return (end if b + 1 == size else batch[b + 1, 0]), used
                     break
                 if (table[s, 0] == w and (table[s, 1] & 0xFFFFFFFF) == t
                         and (length <= 8 or ((table[s, 2] >> 32) == length and _same_tail(
@@ -256,7 +264,7 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                     table[s, 1] += COUNT_ONE
                     break
                 s = (s + 1) & mask
-    return i, stored, used
+    return i, used
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -269,11 +277,16 @@ def _bits(size: int) -> int:
 
 @numba.njit(nogil=True, cache=True)
 def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
-    """Move every entry of ``table`` into the larger, empty ``grown``."""
+    """Move every entry of ``table`` into the larger, empty ``grown`` (slots prefetched
+    ``REHASH_AHEAD`` entries ahead: the writes land at random in a table beyond the caches)."""
     mask = grown.shape[0] - 1
     shift = np.uint64(64 - _bits(grown.shape[0]))
-    for s in range(table.shape[0]):
-        if table[s, 0] != 0:
+    for s in range(table.shape[0] + REHASH_AHEAD):
+        ahead = s + REHASH_AHEAD
+        if ahead < table.shape[0] and table[ahead, 0] != 0:
+            _prefetch(grown, 4 * _slot(np.uint64(table[ahead, 0]),
+                                       np.uint64(table[ahead, 1] & 0xFFFFFFFF), shift))
+        if s < table.shape[0] and table[s, 0] != 0:
             t = _slot(np.uint64(table[s, 0]), np.uint64(table[s, 1] & 0xFFFFFFFF), shift)
             while grown[t, 0] != 0:
                 t = (t + 1) & mask
@@ -281,27 +294,13 @@ def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
 
 
 @numba.njit(nogil=True, cache=True)
-def _collect(table: np.ndarray, arena: np.ndarray, used: int
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(key offsets, key bytes, counts, murmur3) of the stored keys, in slot order."""
-    offsets = np.zeros(used + 1, np.int32)
+def _counts(table: np.ndarray, used: int) -> np.ndarray:
+    """Count of every stored key, by key number."""
     counts = np.empty(used, np.int64)
-    hashes = np.empty(used, np.uint32)
-    k = 0
     for s in range(table.shape[0]):
         if table[s, 0] != 0:
-            offsets[k + 1] = offsets[k] + np.int32(table[s, 2] >> 32)
-            counts[k] = table[s, 1] >> 32
-            hashes[k] = np.uint32(table[s, 3])
-            k += 1
-    body = np.empty(offsets[used], np.uint8)
-    k = 0
-    for s in range(table.shape[0]):
-        if table[s, 0] != 0:
-            at = table[s, 2] & 0xFFFFFFFF
-            body[offsets[k]:offsets[k + 1]] = arena[at:at + offsets[k + 1] - offsets[k]]
-            k += 1
-    return offsets, body, counts, hashes
+            counts[table[s, 3]] = table[s, 1] >> 32
+    return counts
 
 
 def zeroed(shape: int | tuple[int, ...], dtype: type) -> np.ndarray:
@@ -317,16 +316,6 @@ def zeroed(shape: int | tuple[int, ...], dtype: type) -> np.ndarray:
     memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     memory.madvise(mmap.MADV_HUGEPAGE)
     return np.frombuffer(memory, dtype=dtype).reshape(shape)
-
-
-@numba.njit(nogil=True, cache=True)
-def _counts(table: np.ndarray, slot_key: np.ndarray, used: int) -> np.ndarray:
-    """Count of every stored key, by key index."""
-    out = np.zeros(used, np.int64)
-    for s in range(table.shape[0]):
-        if table[s, 0] != 0:
-            out[slot_key[s]] = table[s, 1] >> 32
-    return out
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
@@ -353,10 +342,11 @@ class WordCounter:
         self.reset()
 
     def reset(self) -> None:
-        # slot: word, count << 32 | tag, length << 32 | arena offset, murmur3
+        # slot: word, count << 32 | tag, length << 32 | arena offset, key number
         self.table = np.zeros((1 << INITIAL_BITS, 4), np.int64)
         self.arena = np.empty(1 << 16, np.uint8)
-        self.stored = 0  # bytes of arena in use
+        self.key_offsets = np.zeros((1 << (INITIAL_BITS - 1)) + 1, np.int64)
+        self.hashes = np.empty(1 << (INITIAL_BITS - 1), np.uint32)
         self.used = 0  # distinct keys
         self.fed = 0  # bytes counted since the last reset
 
@@ -369,25 +359,35 @@ class WordCounter:
         """Count the tokens of ``data`` (no NUL byte; at most ``PIECE_LIMIT`` bytes)."""
         raw = np.frombuffer(data, dtype=np.uint8)
         raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
-        self.arena = _grown(self.arena, self.stored + len(raw))  # room for every token
+        stored = int(self.key_offsets[self.used])
+        self.arena = _grown(self.arena, stored + len(raw))  # room for every token of data
         i = 0
         while True:
             if 2 * self.used >= len(self.table):
-                grown = zeroed((2 * len(self.table), 4), np.int64)
-                _rehash(self.table, grown)
-                self.table = grown
+                self.grow()
             if i >= len(raw):
                 break
-            i, self.stored, self.used = _count_into(
-                raw, i, _DELIMITER, self.table, self.arena, self.stored, self.used,
-                self.seed, self.batch)
+            i, self.used = _count_into(raw, i, _DELIMITER, self.table, self.arena,
+                                       self.key_offsets, self.hashes, self.used, self.seed,
+                                       self.batch)
         self.fed += len(raw)
+
+    def grow(self) -> None:
+        """Twice the slots, and room for as many keys as the larger table may take."""
+        grown = zeroed((2 * len(self.table), 4), np.int64)
+        _rehash(self.table, grown)
+        self.table = grown
+        self.key_offsets = _grown(self.key_offsets, len(grown) // 2 + 1)
+        self.hashes = _grown(self.hashes, len(grown) // 2)
 
     def take(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
         """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32)."""
-        offsets, body, counts, hashes = _collect(self.table, self.arena, self.used)
-        keys = pa.Array.from_buffers(pa.binary(), self.used,
-                                     [None, pa.py_buffer(offsets), pa.py_buffer(body)])
+        used = self.used
+        offsets = self.key_offsets[:used + 1].astype(np.int32)
+        keys = pa.Array.from_buffers(pa.binary(), used,
+                                     [None, pa.py_buffer(offsets),
+                                      pa.py_buffer(self.arena[:int(offsets[-1])])])
+        counts, hashes = _counts(self.table, used), self.hashes[:used]
         self.reset()
         return keys, counts, hashes
 
