@@ -229,9 +229,10 @@ class Session:
             self.done_reduces.clear()
         else:
             self.table.upsert(request.attempts)
-            self.outcomes += outcomes_of(request.removed_state, request.removed_speculative,
-                                         request.removed_start, request.removed_end)
-            self.table.remove(request.removed[request.removed < self.table.key_space])
+            if len(request.removed):
+                self.outcomes += outcomes_of(request.removed_state, request.removed_speculative,
+                                             request.removed_start, request.removed_end)
+                self.table.remove(request.removed[request.removed < self.table.key_space])
         self.done_maps.extend(request.completed_map_runtimes)
         self.done_reduces.extend(request.completed_reduce_runtimes)
 
