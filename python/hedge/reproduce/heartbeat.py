@@ -26,7 +26,8 @@ CITATION = "Phan, Pallez, Ibrahim et al., CCGrid 2022 (hal-03777656)"
 # Issue 19: with the old scans the held-out cell gave FP 0.156, "about 2.5x the expected"
 # value of an independent reading of the published setup, i.e. about 0.062.
 HELD_OUT = StudyConfig(50, 20.0, 0.25, "uniform", "pareto")
-HELD_OUT_FP = 0.156 / 2.5
+OLD_FP = 0.156
+HELD_OUT_FP = OLD_FP / 2.5
 CLASSIC = ("score", "rate")
 DETECTORS = ("score", "rate", "fresh-score", "fresh-rate")
 
@@ -40,20 +41,23 @@ def _sizes(quick: bool) -> dict:
 
 
 def _held_out_row(reps: int) -> Row:
+    """The held-out cell against issue 19's expected value: the old 0.156 was "about 2.5x"
+    it, read as 2.25x to 2.75x, so the expected value lies in 0.057 to 0.069."""
     _, raw = run_study([HELD_OUT], ["score"], reps=reps, seed=1)
     fp = raw[(HELD_OUT, "score")][0]
     fp = fp[np.isfinite(fp)]
     mean, se = float(fp.mean()), float(fp.std(ddof=1) / math.sqrt(len(fp)))
-    gap = mean - HELD_OUT_FP
-    within = abs(gap) <= 3 * se
+    low, high = OLD_FP / 2.75, OLD_FP / 2.25
+    within = mean + 3 * se >= low and mean - 3 * se <= high
     return Row(
         "FP mean, score detector, n=50 d=20 s f=0.25 uniform starts, Pareto latency "
         f"(held-out cell, {len(fp)} reps)",
-        f"~{HELD_OUT_FP:.3f} (expected value of issue 19's independent reading; no table here)",
+        f"~{HELD_OUT_FP:.3f}, {low:.3f}-{high:.3f} (issue 19: the old {OLD_FP} was 'about "
+        "2.5x' the expected value of an independent reading; no table here)",
         f"{mean:.3f} ± {se:.3f}",
-        f"{gap:+.3f} ({abs(gap) / se:.1f} s.e.)" if se > 0 else f"{gap:+.3f}",
-        "" if within else "the expected value is itself an estimate from another reading of "
-        "the setup (its own noise is unknown here); hedge's scans follow issue 19 item 1",
+        f"{mean - HELD_OUT_FP:+.3f}; " + ("within the range" if within else "outside the range"),
+        "" if within else "more than 3 s.e. outside the expected range: the detection "
+        "instants or the latency model differ from the independent reading",
     )
 
 
