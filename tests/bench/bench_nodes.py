@@ -20,12 +20,13 @@ import numpy as np
 import pyarrow as pa
 
 from hedge.nodes.history import HISTORY_SCHEMA
-from hedge.nodes.mlna import MLNA, MLNAParams
+from hedge.nodes.mlna import MLNAParams
 from hedge.nodes.normalize import normalize
 from hedge.nodes.ranking import rank_nodes, select_weak
 from hedge.nodes.sources import load_histories, load_history
 from hedge.nodes.stability import half_stability
 from hedge.nodes.synthetic import synthetic_history
+from hedge.reproduce.thesis import mlna_scores
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -69,40 +70,18 @@ def real_traces() -> None:
               f"{halves['jaccard_level0']}")
 
 
-def scores(guess: np.ndarray, truth: np.ndarray) -> tuple[float, float, float]:
-    tp = (guess & truth).sum()
-    return ((guess == truth).mean(), tp / max(guess.sum(), 1), tp / max(truth.sum(), 1))
-
-
 def evaluate(history: pa.Table, nodes: np.ndarray, weak: np.ndarray, period_seconds: float,
              params: MLNAParams, first_test: int) -> None:
-    """Predict each period >= first_test from the history before it; compare with truth.
+    """Predict each period >= first_test from the history before it; compare with truth
+    (:func:`hedge.reproduce.thesis.mlna_scores`).
 
     ``weak[p, i]``: ground truth for node ``nodes[i]`` (sorted names) in period p.
     """
-    end = history.column("end").to_numpy()
-    results: dict[str, list[np.ndarray]] = {"ml-na p>=0.5": [], "ml-na p>=0.3": [],
-                                            "persistence": [], "ranking": [], "truth": []}
-    for target in range(first_test, weak.shape[0]):
-        past = history.filter(end < target * period_seconds)
-        model = MLNA(params).fit(past)
-        prediction = model.predict_next(past)
-        truth = weak[target][np.searchsorted(nodes, prediction.nodes)]
-        feats = model.features(past)
-        labels = model.labels(feats)[-1]
-        last = history.filter((end >= (target - 1) * period_seconds)
-                              & (end < target * period_seconds))
-        ranked_weak = set(select_weak(rank_nodes(normalize(last), "mean-ci"), "level0"))
-        results["ml-na p>=0.5"].append(prediction.proba >= 0.5)
-        results["ml-na p>=0.3"].append(prediction.proba >= 0.3)
-        results["persistence"].append(labels[feats.present[-1]].astype(bool))
-        results["ranking"].append(np.isin(prediction.nodes, list(ranked_weak)))
-        results["truth"].append(truth)
-    truth = np.concatenate(results.pop("truth"))
-    print(f"   {weak.shape[0] - first_test} test periods, {len(truth)} node-periods, "
-          f"{int(truth.sum())} weak")
-    for name, guesses in results.items():
-        acc, prec, rec = scores(np.concatenate(guesses), truth)
+    scores, periods, n_weak = mlna_scores(history, nodes, weak, period_seconds, params,
+                                          first_test)
+    print(f"   {weak.shape[0] - first_test} test periods, {periods} node-periods, "
+          f"{n_weak} weak")
+    for name, (acc, prec, rec) in scores.items():
         print(f"   {name:<13} accuracy {acc:.3f}  precision {prec:.3f}  recall {rec:.3f}")
 
 
