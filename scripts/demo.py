@@ -38,7 +38,8 @@ def run(command: list[str]) -> None:
 FIRST_JOBS = 60
 FIRST_POLICIES = "none,hadoop,late,adaptive"
 DEFAULT_JOBS = 300
-TRACE_POLICIES = "none,hadoop,late,mantri,spark,static,score,rate"  # the scan-gated ones: quick
+# the scan-gated ones (quick), hedge's cost-aware policy, and the clairvoyant reference line
+TRACE_POLICIES = "none,hadoop,late,mantri,spark,static,score,rate,hedge-auto,oracle"
 
 
 def hedge() -> str:

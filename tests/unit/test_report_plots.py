@@ -104,3 +104,19 @@ def test_report_is_written_after_the_first_run_and_completed_at_the_end(tmp_path
     assert [line.split()[0] for line in table[1:]] == ["none", "hadoop"]
     assert set(json.loads((out / "figures.json").read_text())["cost_vs_latency.png"]
                ["points"]) == {"none", "hadoop"}
+
+
+def test_the_table_gives_each_policy_its_share_of_the_oracles_gain():
+    from hedge.report.table import format_table, oracle_shares
+
+    def row(policy: str, mean: float, seed: int = 0) -> dict:
+        return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
+
+    rows = [row("none", 100.0), row("hadoop", 90.0), row("oracle", 80.0), row("late", 105.0)]
+    assert oracle_shares(rows) == pytest.approx([0.0, 0.5, 1.0, -0.25])
+    lines = format_table(rows).splitlines()
+    assert "of_oracle" in lines[0] and "0.500" in lines[2] and "-0.250" in lines[4]
+    assert "of_oracle" not in format_table(rows[:2])  # no oracle run: no column
+    # per seed: seed 1 has no oracle, so its rows get none
+    both = rows + [row("none", 50.0, 1), row("hadoop", 40.0, 1)]
+    assert oracle_shares(both)[4:] == [None, None]
