@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from hedge.errors import HedgeError
+from hedge.imkp import wordcount
 from hedge.imkp.hashing import murmur3_32
 from hedge.imkp.keys import Piece, Words, distinct_counts, tokenize
-from hedge.imkp.wordcount import count_words
+from hedge.imkp.wordcount import WordCounter, count_words
 from tests.integration.hadoop_job import tokenize as string_tokenizer
 
 TRICKY = ("alpha beta\tgamma\r\ndelta\fepsilon\x0bzeta \u00a0eta  θ\u2003ι\n\n"
@@ -85,3 +86,34 @@ def test_every_alignment_and_control_bytes_next_to_delimiters() -> None:
         for _ in range(20):
             data = rng.choice(alphabet, size).tobytes()
             assert as_counter(data) == reference(data), data
+
+
+def test_one_counter_over_many_pieces_and_take_when_full() -> None:
+    # Pieces share one table: keys seen in several pieces are counted once, long keys
+    # (compared against their stored copy) included; take empties the counter.
+    rng = np.random.default_rng(13)
+    words = [f"k{i}".encode() * (1 + i % 4) for i in range(3000)]  # 2..20 bytes
+    pieces = [b" ".join(words[i] for i in rng.integers(0, len(words), 4000)) + b"\n"
+              for _ in range(5)]
+    counter = WordCounter(seed=9, capacity=10**9)
+    for piece in pieces:
+        counter.add(piece)
+    keys, counts, hashes = counter.take()
+    assert dict(zip(keys.to_pylist(), counts.tolist(), strict=True)) == reference(b"".join(pieces))
+    assert hashes.tolist() == [murmur3_32(k, 9) for k in keys.to_pylist()]
+    assert counter.used == 0 and not counter.full
+    small = WordCounter(capacity=100)
+    small.add(pieces[0])
+    assert small.full  # more distinct keys than the capacity: the caller must take
+
+
+def test_words_counter_names_the_piece_with_bad_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Words().counter(0, 1000)
+    counter.add(Piece("good.txt", "ok ü".encode()))
+    with pytest.raises(HedgeError, match="bad.txt: invalid UTF-8"):
+        counter.add(Piece("bad.txt", b"ok \xff\xfe bad"))
+    monkeypatch.setattr(wordcount, "PIECE_LIMIT", 8)
+    with pytest.raises(HedgeError, match="big.txt: a piece of 9 bytes; pieces must be at most 8"):
+        counter.add(Piece("big.txt", b"123456789"))
+    keys, counts, _ = counter.take()
+    assert dict(zip(keys.to_pylist(), counts.tolist(), strict=True)) == {b"ok": 1, "ü".encode(): 1}

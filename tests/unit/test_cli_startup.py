@@ -1,0 +1,51 @@
+"""Start-up stays light: what `hedge --help` and `hedge imkp build` import (no timed test).
+
+Each case runs the CLI in a fresh interpreter and lists the heavy modules left in
+``sys.modules``: `hedge --help` needs none of numpy, pyarrow, matplotlib or numba, and a
+words build needs numba but neither scipy.linalg (numba's BLAS probe) nor tqdm (no progress
+bar asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "pyarrow", "matplotlib", "numba", "scipy.linalg", "tqdm", "pandas")
+
+PROBE = """
+import json, sys
+from hedge.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_after(*args: str) -> tuple[list[str], str]:
+    """(heavy modules imported by ``hedge ARGS``, its stdout)."""
+    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+                          capture_output=True, text=True, timeout=300,
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    return json.loads(done.stderr.strip().splitlines()[-1]), done.stdout
+
+
+def test_help_imports_no_heavy_module() -> None:
+    loaded, out = loaded_after("--help")
+    assert "imkp" in out  # the help really ran
+    assert loaded == []
+
+
+def test_imkp_build_imports_neither_scipy_linalg_nor_tqdm(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("to be or not to be\n")
+    loaded, out = loaded_after("imkp", "build", str(tmp_path / "in.txt"), "-r", "2",
+                               "-o", str(tmp_path / "m.imkp"), "--no-progress")
+    assert "wrote" in out and (tmp_path / "m.imkp").exists()
+    assert "numba" in loaded  # the compiled word count ran
+    assert "scipy.linalg" not in loaded and "tqdm" not in loaded
