@@ -1,28 +1,40 @@
-"""Benchmark: ImKP balance, partitioner cost, and build throughput (issue 8 targets).
+"""Benchmark: ImKP balance, partitioner cost, build throughput and start-up (issues 8 and 21).
 
-Run: ``.venv/bin/python tests/bench/bench_imkp.py [--quick] [--skip-java]``.
+Run: ``.venv/bin/python tests/bench/bench_imkp.py [--quick] [--skip-java] [--only PART]``.
+Every figure is printed next to a baseline measured in the same run (CPU time).
 
 1. Skew table: Zipf text (exponents 0.4-1.4, 2 M tokens over a 50 k-word vocabulary) and
    Tiny Shakespeare, R in {5, 10, 100}: coefficient of variation and max/LB of reducer input
    for Hadoop's HashPartitioner (``(Text.hashCode() & MAX) % R``, emulated exactly),
-   groups-only ImKP, ImKP with heavy keys (target <= 1.01 x LB), and TotalOrderPartitioner
-   with split points from Hadoop's own InputSampler (RandomSampler(0.1, 10000, 10), run in
-   Java on a one-key-per-line copy of the input); TotalOrder routing is emulated
-   (``bisect_right`` on unsigned bytes, as TotalOrderPartitioner's binary search) and checked
-   once against a real LocalJobRunner WordCount with TotalOrderPartitioner.
+   groups-only ImKP, ImKP with heavy keys, and TotalOrderPartitioner with split points from
+   Hadoop's own InputSampler (RandomSampler(0.1, 10000, 10), run in Java on a one-key-per-line
+   copy of the input); TotalOrder routing is emulated (``bisect_right`` on unsigned bytes, as
+   TotalOrderPartitioner's binary search) and checked once against a real LocalJobRunner
+   WordCount with TotalOrderPartitioner. Scored on the data each mapping was built from, ImKP
+   is 1.000 nearly by construction, so the table also scores it held out (target <= 1.01 x
+   LB): built on one sample and scored on another draw of the same distribution (Zipf: a
+   second draw with another seed; Shakespeare: built on a random half of its lines, scored
+   on the other half), next to the noise floor: the expected max/LB of a mapping that is
+   perfectly balanced in expectation, on a fresh draw of the same size (reducer loads
+   multinomial with the mapping's shares, Monte Carlo) - what sampling alone costs.
 2. Partitioner cost: Java micro-benchmark (``org.hedge.imkp.PartitionerBench``), 10 M Text
-   keys drawn from Zipf(1.0), warm JIT, median of 7 runs; ratio ImKP / HashPartitioner
-   (target <= 1.2).
-3. Build throughput on whitespace text (Tiny Shakespeare repeated to ~32 MB): hedge's builder
-   on one thread (MB per CPU second and per wall second) and on 2 threads, next to a naive
-   ``collections.Counter(data.split())`` and ``tr | sort | uniq -c`` on the same file
-   (target >= 100 MB/s on one core).
+   keys drawn from Zipf(1.0), warm JIT, median of 11 runs; ratio ImKP / HashPartitioner
+   (target <= 1.1).
+3. Build throughput, one thread, MB per CPU second (target >= 100), on whitespace text
+   (Tiny Shakespeare repeated to ~32 MB) and on a ~32 MB input of 1 M distinct keys (each
+   once, plus 2.5 M uniform draws): hedge's builder in-process next to ``wc -w`` and a naive
+   ``collections.Counter(data.split())`` on the same bytes; then ``hedge imkp build`` as a
+   command (start-up included, CPU time of the child) against the in-process figure
+   (target <= 1.5x).
+4. Start-up: ``hedge --help`` (CPU and wall time of the child, target <= 0.3 s) next to
+   ``python -c pass``.
 """
 
 from __future__ import annotations
 
 import argparse
 import bisect
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,15 +73,47 @@ def vocabulary(size: int, rng: np.random.Generator) -> list[str]:
     return sorted(words)
 
 
-def zipf_tokens(exponent: float, tokens: int, words: list[str], seed: int) -> np.ndarray:
+def vocabulary_counts(drawn: np.ndarray, words: list[str]) -> tuple[pa.Array, np.ndarray]:
+    """(keys, counts) of the drawn word indices."""
+    counted = np.bincount(drawn, minlength=len(words))
+    seen = np.flatnonzero(counted)
+    return (pa.array([words[k].encode() for k in seen], type=pa.binary()),
+            counted[seen].astype(np.int64))
+
+
+def zipf_tokens(exponent: float, tokens: int, words: list[str], seed: int,
+                draw_seed: int | None = None) -> np.ndarray:
+    """Word indices drawn from Zipf(exponent); ``seed`` fixes which word has which rank (the
+    distribution), ``draw_seed`` (default: the same stream) the draw."""
     rng = np.random.default_rng(seed)
     p = 1.0 / np.arange(1, len(words) + 1) ** exponent
     order = rng.permutation(len(words))  # rank -> word, so ranks are not alphabetical
-    return order[rng.choice(len(words), size=tokens, p=p / p.sum())]
+    draw = rng if draw_seed is None else np.random.default_rng(draw_seed)
+    return order[draw.choice(len(words), size=tokens, p=p / p.sum())]
 
 
 def stats(loads: np.ndarray, lower_bound: int) -> tuple[float, float]:
     return float(loads.std() / loads.mean()), float(loads.max() / lower_bound)
+
+
+def lower_bound(counts: np.ndarray, r: int) -> int:
+    return max(-(-int(counts.sum()) // r), int(counts.max()))
+
+
+def held_out_score(mapping, keys: pa.Array, counts: np.ndarray) -> float:  # noqa: ANN001
+    """max/LB of ``mapping`` on other data (keys it never saw go to their group)."""
+    loads = np.bincount(mapping.reducers_of(keys), weights=counts, minlength=mapping.reducers)
+    return float(loads.max() / lower_bound(counts, mapping.reducers))
+
+
+def noise_floor(mapping, counts: np.ndarray, draws: int = 200) -> float:  # noqa: ANN001
+    """Expected max/LB on a fresh draw of ``counts.sum()`` records of a mapping whose reducer
+    shares are its predicted loads' (Monte Carlo): the imbalance sampling alone causes."""
+    shares = mapping.loads / mapping.loads.sum()
+    rng = np.random.default_rng(1)
+    total = int(counts.sum())
+    lb = max(-(-total // mapping.reducers), int(counts.max()))
+    return float(np.mean(rng.multinomial(total, shares, size=draws).max(axis=1)) / lb)
 
 
 def totalorder_splits(words_file: Path, work: Path) -> dict[int, list[bytes] | str]:
@@ -97,27 +141,31 @@ def totalorder_loads(keys: list[bytes], counts: np.ndarray, splits: list[bytes],
     return np.bincount(parts, weights=counts, minlength=r)
 
 
-def skew_table(inputs: dict[str, tuple[pa.Array, np.ndarray, Path | None]], java: bool,
-               work: Path) -> None:
+def build_from(keys: pa.Array, counts: np.ndarray, r: int, heavy: int):  # noqa: ANN201
+    settings = BuildSettings(reducers=r, heavy_keys=heavy)
+    totals = np.bincount(murmur3_32_array(keys).astype(np.int64) % settings.groups,
+                         weights=counts, minlength=settings.groups).astype(np.int64)
+    return mapping_from_counts(KeyCounts(totals, keys, counts, True), settings)
+
+
+def skew_table(inputs: dict[str, tuple[pa.Array, np.ndarray, Path | None]],
+               held_out: dict[str, tuple[pa.Array, np.ndarray, pa.Array, np.ndarray]],
+               java: bool, work: Path) -> None:
     print("\n## 1. Skew: CV and max/LB of reducer input (LB = max(ceil(total/R), heaviest key))")
     print(f"{'input':<12} {'R':>4}  {'hash CV':>8} {'max/LB':>7}  {'groups CV':>9} {'max/LB':>7}"
-          f"  {'imkp CV':>8} {'max/LB':>7}  {'totalorder CV':>13} {'max/LB':>7}")
-    met, cases = 0, 0
+          f"  {'imkp CV':>8} {'max/LB':>7}  {'totalorder CV':>13} {'max/LB':>7}"
+          f"  {'held-out':>8} {'floor':>6} {'/floor':>6}")
+    met, cases, held_met = 0, 0, 0
     for name, (keys, counts, words_file) in inputs.items():
         key_list = keys.to_pylist()
         splits = totalorder_splits(words_file, work / name) if java and words_file else {}
-        hashes = murmur3_32_array(keys).astype(np.int64)
         total, heaviest = int(counts.sum()), int(counts.max())
         for r in REDUCERS:
             lb = max(-(-total // r), heaviest)
             hashed = np.bincount(hash_partition_array(keys, r), weights=counts, minlength=r)
             row = [stats(hashed, lb)]
             for heavy in (0, 1024):
-                settings = BuildSettings(reducers=r, heavy_keys=heavy)
-                totals = np.bincount(hashes % settings.groups, weights=counts,
-                                     minlength=settings.groups).astype(np.int64)
-                mapping = mapping_from_counts(KeyCounts(totals, keys, counts, True), settings)
-                row.append(stats(mapping.loads, lb))
+                row.append(stats(build_from(keys, counts, r, heavy).loads, lb))
             cases += 1
             met += row[-1][1] <= 1.01
             split = splits.get(r)
@@ -125,9 +173,18 @@ def skew_table(inputs: dict[str, tuple[pa.Array, np.ndarray, Path | None]], java
                 to = "{:>13.4f} {:>7.3f}".format(*stats(totalorder_loads(key_list, counts, split, r), lb))
             else:
                 to = f"{'n/a':>13} {'':>7}" if not isinstance(split, str) else f"{'failed':>13} {'':>7}"
+            train_keys, train_counts, test_keys, test_counts = held_out[name]
+            built = build_from(train_keys, train_counts, r, 1024)
+            score = held_out_score(built, test_keys, test_counts)
+            floor = noise_floor(built, test_counts)
+            held_met += score <= 1.01
             print(f"{name:<12} {r:>4}  {row[0][0]:>8.4f} {row[0][1]:>7.3f}  {row[1][0]:>9.4f} "
-                  f"{row[1][1]:>7.3f}  {row[2][0]:>8.4f} {row[2][1]:>7.4f}  {to}")
-    print(f"ImKP with heavy keys within 1.01 x LB: {met}/{cases} cases")
+                  f"{row[1][1]:>7.3f}  {row[2][0]:>8.4f} {row[2][1]:>7.4f}  {to}"
+                  f"  {score:>8.4f} {floor:>6.4f} {score / floor:>6.3f}")
+    print(f"ImKP with heavy keys within 1.01 x LB: {met}/{cases} cases on the data it was built "
+          f"from, {held_met}/{cases} held out (held-out: built on one sample, scored on another; "
+          "floor: the expected max/LB of a mapping balanced in expectation on a fresh draw of "
+          "that size, so /floor near 1 means sampling noise, not the mapping, is the gap)")
 
 
 def verify_totalorder(words_file: Path, keys: pa.Array, counts: np.ndarray, work: Path) -> None:
@@ -184,44 +241,79 @@ def timed(fn) -> tuple[float, float]:  # noqa: ANN001
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def build_throughput(text_file: Path, runs: int) -> None:
-    mb = text_file.stat().st_size / 1e6
-    print(f"\n## 3. Build throughput on whitespace text ({mb:.1f} MB, Tiny Shakespeare repeated; "
-          f"median of {runs} interleaved runs)")
+def child_cpu(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU seconds) of a child process run to completion."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def distinct_keys_text(path: Path, keys: int, draws: int) -> None:
+    """Every one of ``keys`` distinct random keys (4-12 hex digits) once, plus ``draws``
+    uniform draws among them, shuffled, 12 to a line."""
+    rng = np.random.default_rng(21)
+    pool: set[str] = set()
+    while len(pool) < keys:
+        bits = rng.integers(16, 49, size=keys)
+        values = rng.integers(0, 1 << 48, size=keys, dtype=np.uint64) >> (48 - bits).astype(np.uint64)
+        pool.update(f"{v:04x}" for v in values.tolist())
+    vocab = np.array(sorted(pool)[:keys], dtype=object)
+    order = np.concatenate([np.arange(keys), rng.integers(0, keys, size=draws)])
+    rng.shuffle(order)
+    tokens = vocab[order]
+    lines = (" ".join(tokens[i:i + 12]) for i in range(0, len(tokens), 12))
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+
+
+def build_throughput(files: dict[str, Path], runs: int) -> None:
+    print(f"\n## 3. Build throughput, one thread (MB per CPU second, median of {runs} "
+          "interleaved runs; target >= 100 and CLI <= 1.5 x in-process)")
     one = BuildSettings(reducers=10, threads=1)
-    two = BuildSettings(reducers=10, threads=2)
-    build([str(text_file)], one)  # warm caches, imports and the compiled word count
-    data = text_file.read_bytes()
-    hedge_runs, counter_runs, two_runs = [], [], []
-    for _ in range(runs):  # interleaved, so load changes hit every method alike
-        hedge_runs.append(timed(lambda: build([str(text_file)], one)))
-        counter_runs.append(timed(lambda: Counter(data.split())))
-        two_runs.append(timed(lambda: build([str(text_file)], two)))
-    w1, c1 = (float(np.median(x)) for x in zip(*hedge_runs, strict=True))
-    wc, cc = (float(np.median(x)) for x in zip(*counter_runs, strict=True))
-    w2 = float(np.median([w for w, _ in two_runs]))
-    best = min(c for _, c in hedge_runs)
-    shell = f"tr -s ' \\t\\r\\f' '\\n' < {text_file} | LC_ALL=C sort | uniq -c > /dev/null"
-    ws, _ = timed(lambda: subprocess.run(["bash", "-c", shell], check=True))
-    print(f"{'method':<40} {'MB/s wall':>10} {'MB/CPU-s':>10} {'x Counter':>10}")
-    print(f"{'hedge imkp build, 1 thread':<40} {mb / w1:>10.1f} {mb / c1:>10.1f} {cc / c1:>10.2f}")
-    print(f"{'hedge imkp build, 2 threads':<40} {mb / w2:>10.1f} {'':>10} {wc / w2:>10.2f}")
-    print(f"{'collections.Counter(data.split())':<40} {mb / wc:>10.1f} {mb / cc:>10.1f} {1:>10.2f}")
-    print(f"{'tr | sort | uniq -c (one run)':<40} {mb / ws:>10.1f} {'':>10} {wc / ws:>10.2f}")
+    hedge = str(Path(sys.executable).with_name("hedge"))
+    print(f"{'input':<22} {'MB':>5} {'hedge':>7} {'wc -w':>7} {'Counter':>8} {'x wc':>6} "
+          f"{'x Counter':>9}  {'CLI':>6} {'CLI/in-proc':>11}")
+    for name, path in files.items():
+        mb = path.stat().st_size / 1e6
+        build([str(path)], one)  # warm caches, imports and the compiled word count
+        data = path.read_bytes()
+        cli = [hedge, "imkp", "build", str(path), "-r", "10", "--threads", "1", "--no-progress",
+               "-o", str(path.with_suffix(".imkp"))]
+        cpu: dict[str, list[float]] = {"hedge": [], "wc": [], "counter": [], "cli": []}
+        for _ in range(runs):  # interleaved, so load changes hit every method alike
+            cpu["hedge"].append(timed(lambda: build([str(path)], one))[1])  # noqa: B023
+            cpu["wc"].append(child_cpu(["wc", "-w", str(path)])[1])
+            cpu["counter"].append(timed(lambda: Counter(data.split()))[1])  # noqa: B023
+            cpu["cli"].append(child_cpu(cli)[1])
+        h, w, c, k = (float(np.median(cpu[x])) for x in ("hedge", "wc", "counter", "cli"))
+        print(f"{name:<22} {mb:>5.1f} {mb / h:>7.1f} {mb / w:>7.1f} {mb / c:>8.1f} {w / h:>6.2f} "
+              f"{c / h:>9.2f}  {mb / k:>6.1f} {k / h:>11.2f}")
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
-    print(f"hedge 1 thread: {mb / c1:.1f} MB/CPU-s median, {mb / best:.1f} best of {runs} "
-          "(target >= 100 on one core)")
-    print(f"(MB/CPU-s = MB per CPU second of this process, the one-core figure; x Counter of "
-          f"the 1-thread row compares CPU seconds, the others wall seconds; wall figures share "
-          f"the cores with other work, load average {load})")
+    print(f"(x wc, x Counter: CPU seconds of the baseline / hedge's; CLI: `hedge imkp build "
+          f"--threads 1` as a command, its start-up included; CLI/in-proc: CPU seconds of "
+          f"the command / in-process; load average {load})")
+
+
+def startup(runs: int) -> None:
+    print(f"\n## 4. Start-up (median of {runs} runs; target hedge --help <= 0.3 s)")
+    hedge = str(Path(sys.executable).with_name("hedge"))
+    rows = {"python -c pass": [sys.executable, "-c", "pass"], "hedge --help": [hedge, "--help"]}
+    results = {name: [child_cpu(command) for _ in range(runs)] for name, command in rows.items()}
+    base = float(np.median([cpu for _, cpu in results["python -c pass"]]))
+    for name, timings in results.items():
+        wall, cpu = (float(np.median(x)) for x in zip(*timings, strict=True))
+        print(f"{name:<16} wall {wall:.3f} s  CPU {cpu:.3f} s  ({cpu / base:.1f} x python -c pass)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller inputs (smoke test)")
     parser.add_argument("--skip-java", action="store_true", help="no Java parts")
-    parser.add_argument("--only", choices=("skew", "partitioner", "build"),
-                        help="run one part (skew table, partitioner cost or build throughput)")
+    parser.add_argument("--only", choices=("skew", "partitioner", "build", "startup"),
+                        help="run one part (skew table, partitioner cost, build throughput, "
+                             "start-up)")
     parser.add_argument("--runs", type=int, default=5, help="timed runs of the build part")
     parser.add_argument("--java-runs", type=int, default=11,
                         help="timed runs of each partitioner (after 3 warm-up runs)")
@@ -229,7 +321,7 @@ def main() -> int:
     started = time.perf_counter()
     tokens = 200_000 if args.quick else 2_000_000
     records = 1_000_000 if args.quick else 10_000_000
-    java = not args.skip_java
+    java = not args.skip_java and args.only in (None, "skew", "partitioner")
     if java:
         try:
             javaenv.shim_test_classes()
@@ -243,35 +335,47 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench_imkp_") as tmp:
         work = Path(tmp)
         inputs: dict[str, tuple[pa.Array, np.ndarray, Path | None]] = {}
+        held_out: dict[str, tuple[pa.Array, np.ndarray, pa.Array, np.ndarray]] = {}
         for i, s in enumerate(EXPONENTS):
             drawn = zipf_tokens(s, tokens, words, seed=100 + i)
             words_file = work / f"zipf{s}.txt"
             if java:
                 words_file.write_text("\n".join(word_array[drawn]) + "\n", encoding="utf-8")
-            counted = np.bincount(drawn, minlength=len(words))
-            seen = np.flatnonzero(counted)
-            inputs[f"zipf{s}"] = (pa.array([words[k].encode() for k in seen], type=pa.binary()),
-                                  counted[seen].astype(np.int64), words_file if java else None)
+            inputs[f"zipf{s}"] = (*vocabulary_counts(drawn, words), words_file if java else None)
+            other = vocabulary_counts(zipf_tokens(s, tokens, words, 100 + i, draw_seed=200 + i), words)
+            held_out[f"zipf{s}"] = (*inputs[f"zipf{s}"][:2], *other)
         if SHAKESPEARE.exists():
             data = SHAKESPEARE.read_bytes()
             keys, counts = distinct_counts(tokenize(data))
             words_file = work / "shakespeare.txt"
             words_file.write_bytes(b"\n".join(tokenize(data).to_pylist()) + b"\n")
             inputs["shakespeare"] = (keys, counts, words_file if java else None)
+            lines = np.array(data.split(b"\n"), dtype=object)
+            half = np.random.default_rng(3).permutation(len(lines)) < len(lines) // 2
+            held_out["shakespeare"] = (*distinct_counts(tokenize(b"\n".join(lines[half]))),
+                                       *distinct_counts(tokenize(b"\n".join(lines[~half]))))
         else:
             print(f"Tiny Shakespeare rows skipped: {SHAKESPEARE} not found")
         if args.only in (None, "skew"):
-            skew_table(inputs, java, work)
+            skew_table(inputs, held_out, java, work)
             if java:
                 verify_totalorder(inputs["zipf1.0"][2], *inputs["zipf1.0"][:2], work)
         if java and args.only in (None, "partitioner"):
             partitioner_cost(*inputs["zipf1.0"][:2], work, records, args.java_runs)
         if args.only in (None, "build"):
+            size = (4 if args.quick else 32) * 10**6
             text = work / "text.txt"
             source = SHAKESPEARE.read_bytes() if SHAKESPEARE.exists() else \
                 "\n".join(words[k] for k in zipf_tokens(1.0, 200_000, words, 1)).encode()
-            text.write_bytes(source * max(1, (4 if args.quick else 32) * 10**6 // len(source)))
-            build_throughput(text, args.runs)
+            text.write_bytes(source * max(1, size // len(source)))
+            distinct = work / "distinct.txt"
+            scale = 8 if args.quick else 1
+            distinct_keys_text(distinct, 1_000_000 // scale, 2_500_000 // scale)
+            name = "shakespeare x" + str(max(1, size // len(source)))
+            build_throughput({name: text, f"{1_000_000 // scale:,} distinct keys": distinct},
+                             args.runs)
+        if args.only in (None, "startup"):
+            startup(args.runs)
     print(f"\nbench_imkp took {time.perf_counter() - started:.0f} s")
     return 0
 
