@@ -34,11 +34,13 @@ public final class ImkpMapping {
   private final byte[][] heavyKeys;
   private final int[] heavyReducer;
   private final long[] heavyCount;
-  // Heavy-key hash table, open addressing by slot: the key's bytes (null = empty slot), its
-  // Murmur3 hash and its reducer side by side, so a probe makes no extra indirection.
-  private final byte[][] slotKey;
-  private final int[] slotHash;
-  private final int[] slotReducer;
+  // Heavy-key hash table, open addressing: slot s is slots[4s .. 4s + 3] = the key's Murmur3
+  // hash, where its bytes start in keyPool, its length (-1 = empty slot) and its reducer, so a
+  // probe reads one cache line of slots and one of the pool, with no object to dereference
+  // (the byte[] of each key would be one more dependent load, and the records of a job are
+  // spread through the heap, so every line the partitioner touches competes with them).
+  private final int[] slots;
+  private final byte[] keyPool;
   private final int[] groupRoute; // reducer, or ~reducer when heavy keys hash to the group
   private final int slotMask;
   private final long groupMagic; // for the division-free hash mod G (Murmur3.group)
@@ -59,20 +61,31 @@ public final class ImkpMapping {
     this.heavyCount = heavyCount;
     this.groupMagic = Murmur3.groupMagic(groups);
     int size = Integer.highestOneBit(Math.max(2, heavyKeys.length * 2 - 1)) << 1;
-    this.slotKey = new byte[size][];
-    this.slotHash = new int[size];
-    this.slotReducer = new int[size];
+    this.slots = new int[4 * size];
     this.slotMask = size - 1;
     this.groupRoute = groupReducer.clone();
+    int poolBytes = 0;
+    for (byte[] key : heavyKeys) {
+      poolBytes += key.length;
+    }
+    this.keyPool = new byte[poolBytes];
+    for (int s = 0; s < size; s++) {
+      slots[4 * s + 2] = -1;
+    }
+    int at = 0;
     for (int i = 0; i < heavyKeys.length; i++) {
-      int hash = Murmur3.hash32(heavyKeys[i], 0, heavyKeys[i].length, seed);
+      byte[] key = heavyKeys[i];
+      int hash = Murmur3.hash32(key, 0, key.length, seed);
       int s = hash & slotMask;
-      while (slotKey[s] != null) {
+      while (slots[4 * s + 2] >= 0) {
         s = (s + 1) & slotMask;
       }
-      slotKey[s] = heavyKeys[i];
-      slotHash[s] = hash;
-      slotReducer[s] = heavyReducer[i];
+      System.arraycopy(key, 0, keyPool, at, key.length);
+      slots[4 * s] = hash;
+      slots[4 * s + 1] = at;
+      slots[4 * s + 2] = key.length;
+      slots[4 * s + 3] = heavyReducer[i];
+      at += key.length;
       int g = Murmur3.group(hash, groups);
       groupRoute[g] = ~groupReducer[g];
     }
@@ -190,13 +203,13 @@ public final class ImkpMapping {
     if (route >= 0) {
       return route; // no heavy key hashes to this group: no table probe
     }
-    int s = hash & slotMask;
-    byte[] candidate;
-    while ((candidate = slotKey[s]) != null) {
-      if (slotHash[s] == hash && equal(candidate, bytes, length)) {
-        return slotReducer[s];
+    int s = (hash & slotMask) << 2;
+    int stored;
+    while ((stored = slots[s + 2]) >= 0) {
+      if (slots[s] == hash && stored == length && equal(keyPool, slots[s + 1], bytes, length)) {
+        return slots[s + 3];
       }
-      s = (s + 1) & slotMask;
+      s = (s + 4) & (slots.length - 1);
     }
     return ~route;
   }
@@ -207,12 +220,9 @@ public final class ImkpMapping {
     return reducerOf(bytes, bytes.length);
   }
 
-  private static boolean equal(byte[] a, byte[] b, int length) {
-    if (a.length != length) {
-      return false;
-    }
+  private static boolean equal(byte[] pool, int at, byte[] b, int length) {
     for (int i = 0; i < length; i++) {
-      if (a[i] != b[i]) {
+      if (pool[at + i] != b[i]) {
         return false;
       }
     }
