@@ -89,7 +89,7 @@ PIECE_LIMIT = 1 << 30  # bytes in one piece ...
 BATCH_LIMIT = 1 << 30  # ... and fed to a counter before take: offsets and counts < 2**31
 MASK32 = np.uint64(0xFFFFFFFF)
 REHASH_AHEAD = 16  # entries
-BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) before probing
+BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) per step of the pipeline
 HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
 C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
 N1, F1, F2 = np.uint64(0xE6546B64), np.uint64(0x85EBCA6B), np.uint64(0xC2B2AE35)
@@ -240,41 +240,59 @@ def _same_tail(arena: np.ndarray, stored: int, data: np.ndarray, start: int,
     return True
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _scan(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarray,
+          shift: np.uint64, batch: np.ndarray) -> tuple[int, int]:
+    """Find up to len(batch) tokens from ``i`` and prefetch their slots: (i, tokens)."""
+    n = len(data)
+    size = 0
+    while size < batch.shape[0] and i < n:
+        if _is_delimiter(data[i], delimiter):
+            i += 1
+            continue
+        start = i
+        i = _token_end(data, i, delimiter)
+        word, tag = _word(data, start, i), _tag(data, start, i)
+        s = _slot(word, tag, shift)
+        _prefetch(table, 4 * s)
+        batch[size, 0], batch[size, 1] = start, i
+        batch[size, 2], batch[size, 3] = np.int64(word), np.int64(tag)
+        batch[size, 4] = s
+        size += 1
+    return i, size
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _prefetch_stored(table: np.ndarray, arena: np.ndarray, batch: np.ndarray, size: int) -> None:
+    """Prefetch the stored copy of each long token whose home slot holds its first 8 bytes
+    (the probe will compare the rest)."""
+    for b in range(size):
+        s = batch[b, 4]
+        if batch[b, 1] - batch[b, 0] > 8 and table[s, 0] == batch[b, 2]:
+            _prefetch(arena, (table[s, 2] & 0xFFFFFFFF) + 8)
+
+
 @numba.njit(nogil=True, cache=True)
 def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarray,
                 arena: np.ndarray, key_offsets: np.ndarray, hashes: np.ndarray, used: int,
-                seed: np.uint64, batch: np.ndarray) -> tuple[int, int]:
+                seed: np.uint64, batches: np.ndarray) -> tuple[int, int]:
     """Count tokens from ``i`` until the data ends or the table is half full: (i, used).
 
-    Tokens go in batches: the
-    scan of a batch finds each token's slot and prefetches it, then the batch is probed,
-    so a table far larger than the caches costs one overlapped memory access per token,
-    not one full memory latency. A new token is appended to the key store: its bytes to
-    ``arena`` (ending at ``key_offsets[key + 1]``), its murmur3 to ``hashes``.
+    A software pipeline over batches of tokens: while the slots of one batch are on their
+    way (prefetched by ``_scan``), the next batch is scanned, and only then is the first
+    probed; so a table far larger than the caches costs one overlapped memory access per
+    token, not one full memory latency. A new token is appended to the key store: its bytes
+    to ``arena`` (ending at ``key_offsets[key + 1]``), its murmur3 to ``hashes``.
     """
-    n = len(data)
     mask = table.shape[0] - 1
     shift = np.uint64(64 - _bits(table.shape[0]))
-    while i < n:
-        size = 0
-        while size < batch.shape[0] and i < n:  # scan: find tokens, prefetch their slots
-            if _is_delimiter(data[i], delimiter):
-                i += 1
-                continue
-            start = i
-            i = _token_end(data, i, delimiter)
-            word, tag = _word(data, start, i), _tag(data, start, i)
-            s = _slot(word, tag, shift)
-            _prefetch(table, 4 * s)
-            batch[size, 0], batch[size, 1] = start, i
-            batch[size, 2], batch[size, 3] = np.int64(word), np.int64(tag)
-            batch[size, 4] = s
-            size += 1
-        for b in range(size):  # a long token's stored copy will be compared: fetch it too
-            s = batch[b, 4]
-            if batch[b, 1] - batch[b, 0] > 8 and table[s, 0] == batch[b, 2]:
-                _prefetch(arena, (table[s, 2] & 0xFFFFFFFF) + 8)
-        for b in range(size):  # probe
+    i, size = _scan(data, i, delimiter, table, shift, batches[0])
+    k = 0
+    while size:
+        batch = batches[k]
+        _prefetch_stored(table, arena, batch, size)
+        i, next_size = _scan(data, i, delimiter, table, shift, batches[1 - k])
+        for b in range(size):
             start, end, w, t, s = batch[b, 0], batch[b, 1], batch[b, 2], batch[b, 3], batch[b, 4]
             length = end - start
             while True:
@@ -288,8 +306,10 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                     key_offsets[used + 1] = stored + length
                     hashes[used] = _murmur3_32(data, start, end, seed)
                     used += 1
-                    if 2 * used >= table.shape[0]:  # full: resume after this token
-                        return (end if b + 1 == size else batch[b + 1, 0]), used
+                    if 2 * used >= table.shape[0]:  # full: resume at the next token
+                        if b + 1 < size:
+                            return batch[b + 1, 0], used
+                        return (batches[1 - k][0, 0] if next_size else i), used
                     break
                 if (table[s, 0] == w and (table[s, 1] & 0xFFFFFFFF) == t
                         and (length <= 8 or ((table[s, 2] >> 32) == length and _same_tail(
@@ -297,6 +317,7 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                     table[s, 1] += COUNT_ONE
                     break
                 s = (s + 1) & mask
+        size, k = next_size, 1 - k
     return i, used
 
 
@@ -339,9 +360,10 @@ def _counts(table: np.ndarray, used: int) -> np.ndarray:
 def zeroed(shape: int | tuple[int, ...], dtype: type) -> np.ndarray:
     """A zero-filled array; large ones on transparent huge pages where the kernel allows.
 
-    The table is probed at random: with 4 KiB pages nearly every probe of a table of a
-    million keys also misses the TLB, which costs more than the cache miss itself (a
-    page walk, doubly so in a virtual machine). Anonymous memory is zero-filled.
+    The table (and the stored keys, for long tokens) are read at random: with 4 KiB pages
+    nearly every probe of a table of a million keys also misses the TLB, and a page walk
+    (two-dimensional in a virtual machine) comes on top of the cache miss. Anonymous memory
+    is zero-filled.
     """
     size = int(np.prod(shape)) * np.dtype(dtype).itemsize
     if size < HUGE_PAGE_MIN or not hasattr(mmap, "MADV_HUGEPAGE"):
@@ -355,7 +377,7 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
     """``array`` copied into a buffer of at least ``size`` elements (doubling)."""
     if len(array) >= size:
         return array
-    out = np.empty(max(size, 2 * len(array)), dtype=array.dtype)
+    out = zeroed(max(size, 2 * len(array)), array.dtype)  # the arena is read at random too
     out[:len(array)] = array
     return out
 
@@ -371,7 +393,7 @@ class WordCounter:
     def __init__(self, seed: int = 0, capacity: int = 1 << 62) -> None:
         self.seed = np.uint64(seed & 0xFFFFFFFF)
         self.capacity = capacity
-        self.batch = np.empty((BATCH_TOKENS, 5), np.int64)  # the kernel's scratch
+        self.batches = np.empty((2, BATCH_TOKENS, 5), np.int64)  # the kernel's scratch
         self.reset()
 
     def reset(self) -> None:
@@ -402,7 +424,7 @@ class WordCounter:
                 break
             i, self.used = _count_into(raw, i, _DELIMITER, self.table, self.arena,
                                        self.key_offsets, self.hashes, self.used, self.seed,
-                                       self.batch)
+                                       self.batches)
         self.fed += len(raw)
 
     def grow(self) -> None:
