@@ -1,6 +1,6 @@
 """Streaming key counting with bounded memory: exact group totals, exact heavy-key counts.
 
-Pieces are counted on worker threads, each with its own ``Counter`` of the key rule (the
+Pieces are counted on worker threads, each with its own ``KeyCounter`` of the key rule (the
 compiled word count keeps one table across pieces for ``words``; the other rules count each
 piece with ``pyarrow.compute.value_counts``). What a counter hands back (distinct keys, their
 counts and ``murmur3_32``) gives the group totals (group ``murmur3_32 mod G``), exact
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hedge.imkp.keys import Counted, Counter, Extractor, Piece, distinct_counts
+from hedge.imkp.keys import Counted, Extractor, KeyCounter, Piece, distinct_counts
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def run_pieces(pieces: Iterable[Piece], work: Callable[[Piece], object],
 def count_all(pieces: Iterable[Piece], rule: Extractor, seed: int, capacity: int,
               threads: int) -> Iterator[Counted]:
     """What the counters hand back: when one is full, and at the end."""
-    counters: SimpleQueue[Counter] = SimpleQueue()
+    counters: SimpleQueue[KeyCounter] = SimpleQueue()
     every = [rule.counter(seed, capacity) for _ in range(max(1, threads))]
     for counter in every:
         counters.put(counter)

@@ -89,7 +89,7 @@ class Extractor(ABC):
         keys, counts = distinct_counts(self.keys(piece))
         return keys, counts, murmur3_32_array(keys, seed)
 
-    def counter(self, seed: int, capacity: int) -> Counter:
+    def counter(self, seed: int, capacity: int) -> KeyCounter:
         """A counter for pieces of this rule (one per worker thread)."""
         return PieceCounter(self, seed)
 
@@ -97,7 +97,7 @@ class Extractor(ABC):
 Counted = tuple[pa.Array, np.ndarray, np.ndarray]  # distinct keys (binary), counts, murmur3_32
 
 
-class Counter(ABC):
+class KeyCounter(ABC):
     """Counts the keys of the pieces given to ``add`` (one thread at a time) until ``take``."""
 
     @abstractmethod
@@ -115,7 +115,7 @@ class Counter(ABC):
         (None when nothing was counted); the counter starts afresh."""
 
 
-class PieceCounter(Counter):
+class PieceCounter(KeyCounter):
     """Each piece on its own (``Extractor.distinct``): full after every piece."""
 
     def __init__(self, rule: Extractor, seed: int) -> None:
@@ -221,12 +221,12 @@ class Words(Extractor):
             utf8(keys, piece.source)  # valid iff every distinct token is (delimiters are ASCII)
         return keys, counts, hashes
 
-    def counter(self, seed: int, capacity: int) -> Counter:
+    def counter(self, seed: int, capacity: int) -> KeyCounter:
         """One table for every piece (``hedge.imkp.wordcount.WordCounter``)."""
         return WordsCounter(seed, capacity)
 
 
-class WordsCounter(Counter):
+class WordsCounter(KeyCounter):
     """The compiled word count over many pieces: keys are stored once, not once per piece."""
 
     def __init__(self, seed: int, capacity: int) -> None:
