@@ -25,7 +25,7 @@ CITATION = "Xue Ouyang, PhD thesis, University of Leeds, 2018"
 
 # (a) utilisation levels: "high utilisation" and "idle" as offered load of the slots
 HIGH, IDLE = 0.95, 0.3
-ADAPTIVE_FULL = ({"jobs": 40, "tasks": 100, "mean": 30.0}, 50, [1, 2, 3])
+ADAPTIVE_FULL = ({"jobs": 30, "tasks": 100, "mean": 30.0}, 50, [1, 2])
 ADAPTIVE_QUICK = ({"jobs": 8, "tasks": 40, "mean": 30.0}, 20, [1])
 # (b) real traces for the ranking's stability between the trace's two halves
 GOOGLE = DATA / "google_clusterdata_2011_2" / "task_events"
