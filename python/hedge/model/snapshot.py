@@ -106,6 +106,18 @@ class AttemptTable:
         return len(self.task)
 
     @classmethod
+    def of_columns(cls, **columns: np.ndarray) -> AttemptTable:
+        """A table of columns already in the model's dtypes and of one length, taken as they
+        are: no conversion or shape check (the control plane builds one or two per scan, and
+        the checks of ``__post_init__`` cost more than the rest of the construction)."""
+        if columns.keys() != _ATTEMPT_COLUMNS.keys():
+            raise TypeError(f"AttemptTable.of_columns: columns {sorted(columns)}, expected "
+                            f"{sorted(_ATTEMPT_COLUMNS)}")
+        table = cls.__new__(cls)
+        table.__dict__.update(columns)
+        return table
+
+    @classmethod
     def empty(cls) -> AttemptTable:
         return cls(**{name: np.empty(0, dtype) for name, dtype in _ATTEMPT_COLUMNS.items()})
 

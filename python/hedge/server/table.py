@@ -43,11 +43,16 @@ class GrowingArray:
     def __init__(self) -> None:
         self._data = np.empty(16)
         self.n = 0
+        self._view: np.ndarray | None = None  # of the current n, until the next change
 
     def clear(self) -> None:
         self.n = 0
+        self._view = None
 
     def extend(self, values: np.ndarray) -> None:
+        if len(values) == 0:
+            return
+        self._view = None
         end = self.n + len(values)
         if end > len(self._data):
             bigger = np.empty(max(end, 2 * len(self._data)))
@@ -57,7 +62,9 @@ class GrowingArray:
         self.n = end
 
     def view(self) -> np.ndarray:
-        return _readonly(self._data[:self.n])
+        if self._view is None:
+            self._view = _readonly(self._data[:self.n])
+        return self._view
 
 
 class LiveAttempts:
@@ -70,6 +77,9 @@ class LiveAttempts:
         self.n = 0
         self.columns = {name: np.empty(0, dtype) for name, dtype in DTYPES.items()}
         self.row_of = np.empty(0, dtype=np.int64)
+        # the views table() gave: still right after updates in place of known rows; dropped
+        # whenever rows are added, removed or moved to new buffers
+        self._views: AttemptTable | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -82,6 +92,7 @@ class LiveAttempts:
     def replace(self, rows: AttemptTable) -> None:
         """A full snapshot: exactly these attempts are live."""
         self.n = 0
+        self._views = None
         self.row_of[:] = -1
         self.upsert(rows)
 
@@ -115,6 +126,7 @@ class LiveAttempts:
         rows = rows[rows >= 0]
         if len(rows) == 0:
             return
+        self._views = None
         self.row_of[keys] = -1
         first = int(rows.min())
         keep = np.ones(self.n - first, dtype=bool)
@@ -135,9 +147,12 @@ class LiveAttempts:
         return bool((self.row_of[keys] >= 0).all())
 
     def table(self) -> AttemptTable:
-        """The live attempts as read-only views (valid until the next update)."""
-        return AttemptTable(**{name: _readonly(column[:self.n])
-                               for name, column in self.columns.items()})
+        """The live attempts as read-only views (valid until the next update; the same
+        object while only known rows change, since those are written in place)."""
+        if self._views is None:
+            self._views = AttemptTable.of_columns(**{
+                name: _readonly(column[:self.n]) for name, column in self.columns.items()})
+        return self._views
 
     def _cover_keys(self, size: int) -> None:
         if size > len(self.row_of):
@@ -146,6 +161,7 @@ class LiveAttempts:
             self.row_of = bigger
 
     def _append(self, rows: AttemptTable, select: np.ndarray | None, count: int) -> None:
+        self._views = None
         start, end = self.n, self.n + count
         if end > len(self.columns["attempt"]):
             capacity = max(end, 2 * len(self.columns["attempt"]), 16)

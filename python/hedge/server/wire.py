@@ -81,6 +81,9 @@ ENDED_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in ENDED_COLUMNS)
 ENDED_STATES = (AttemptState.SUCCEEDED, AttemptState.KILLED, AttemptState.FAILED)
 TIME_COLUMNS = ("start", "first_progress_time", "report")
 assert REQUEST.size == 88 and RESPONSE.size == 32
+# decode_request reads the columns by position within their dtype's block
+assert [name for name, _ in COLUMNS[2:8]] == ["task", "attempt", "node", *TIME_COLUMNS]
+assert [name for name, _ in ENDED_COLUMNS] == ["key", "start", "end", "state", "speculative"]
 
 
 @dataclass
@@ -119,13 +122,47 @@ def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: in
 
 
 def _times(column: np.ndarray, base: float) -> np.ndarray:
+    """Seconds since the epoch of i32 ms after ``base`` (one column, or several stacked)."""
     seconds = base + column.astype(np.float64) * 1e-3
     seconds[column == MISSING] = np.nan
     return seconds
 
 
+def _empty(dtype: str) -> np.ndarray:
+    empty = np.empty(0, dtype=dtype)
+    empty.flags.writeable = False
+    return empty
+
+
+# what a scan without completions or ended attempts carries (most scans): shared, read-only
+_NO_TIMES, _NO_KEYS, _NO_STATES, _NO_FLAGS = (_empty("f8"), _empty("i8"), _empty("u1"),
+                                              _empty("?"))
+
+
+def _blocks(body: bytes | bytearray | memoryview, n: int, offset: int,
+            layout: tuple[tuple[str, str], ...]) -> tuple[list[np.ndarray], int]:
+    """The columns ``layout`` of ``n`` rows from ``offset``, as one 2-D block (a row per
+    column) per run of consecutive columns of one dtype: one ``np.frombuffer`` per block,
+    and the conversions that follow are one numpy call per block. Returns (blocks, end)."""
+    blocks, i = [], 0
+    while i < len(layout):
+        j = i
+        while j < len(layout) and layout[j][1] == layout[i][1]:
+            j += 1
+        block = np.frombuffer(body, dtype=layout[i][1], count=n * (j - i), offset=offset)
+        blocks.append(block.reshape(j - i, n))
+        offset += block.nbytes
+        i = j
+    return blocks, offset
+
+
 def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanRequest:
-    """Decode one request (header already length-checked by the caller). HedgeError if bad."""
+    """Decode one request (header already length-checked by the caller). HedgeError if bad.
+
+    Every scan pays this, so columns that share a dtype and a conversion are converted as
+    one block (a few numpy calls per scan, whatever the row count), and the attempt table
+    is built from columns already in the model's dtypes.
+    """
     (magic, version, flags, seq, body_len, now_ms, start_ms, deadline_ms, n_maps, n_reduces,
      n_rows, n_done_maps, n_done_reduces, node_base, node_bytes, fallbacks, total_slots,
      free_slots, n_removed, _reserved) = REQUEST.unpack(header)
@@ -137,25 +174,13 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     if body_len != expected or len(body) != expected:
         raise HedgeError(f"scan request: body of {len(body)} bytes (header says {body_len}), "
                          f"expected {expected} for {n_rows} rows")
-    columns: dict[str, np.ndarray] = {}
-    offset = 0
-    for name, dtype in COLUMNS:
-        columns[name] = np.frombuffer(body, dtype=dtype, count=n_rows, offset=offset)
-        offset += n_rows * np.dtype(dtype).itemsize
-    done_maps = np.frombuffer(body, "<f4", n_done_maps, offset).astype(np.float64)
+    base = start_ms * 1e-3
+    attempts, offset = _attempts(body, n_rows, base)
+    done_maps = _runtimes(body, n_done_maps, offset)
     offset += 4 * n_done_maps
-    done_reduces = np.frombuffer(body, "<f4", n_done_reduces, offset).astype(np.float64)
+    done_reduces = _runtimes(body, n_done_reduces, offset)
     offset += 4 * n_done_reduces
-    ended: dict[str, np.ndarray] = {}
-    for name, dtype in ENDED_COLUMNS:
-        ended[name] = np.frombuffer(body, dtype=dtype, count=n_removed, offset=offset)
-        offset += n_removed * np.dtype(dtype).itemsize
-    # states 2..4 (ENDED_STATES); a range test, np.isin costs more than a small scan
-    bad = (ended["state"] < min(ENDED_STATES)) | (ended["state"] > max(ENDED_STATES))
-    if n_removed and bad.any():
-        raise HedgeError(f"scan request: ended attempt {int(ended['key'][bad][0])} has final "
-                         f"state {int(ended['state'][bad][0])}, expected 2 (succeeded), 3 "
-                         "(killed) or 4 (failed)")
+    ended, offset = _ended(body, n_removed, offset, base)
     try:
         text = bytes(body[offset:offset + node_bytes]).decode("utf-8")
     except UnicodeDecodeError:
@@ -163,17 +188,6 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     new_nodes = text.split("\n") if node_bytes else []
     if any(not name for name in new_nodes):
         raise HedgeError("scan request: empty node name in the node list")
-    base = start_ms * 1e-3
-    report = _times(columns["report"], base)
-    attempts = AttemptTable(
-        task=columns["task"], attempt=columns["attempt"], task_type=columns["task_type"],
-        state=columns["state"], node=columns["node"], start=_times(columns["start"], base),
-        first_progress_time=_times(columns["first_progress_time"], base),
-        first_progress=columns["first_progress"], progress=columns["progress"],
-        report_sent=report, report_received=report.copy(),
-        bytes_processed=columns["bytes_processed"], input_bytes=columns["input_bytes"],
-        speculative=columns["speculative"].astype(bool),
-    )
     return ScanRequest(
         seq=seq, now=now_ms * 1e-3, job_start=base,
         deadline=None if deadline_ms < 0 else deadline_ms * 1e-3,
@@ -181,10 +195,53 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
         completed_map_runtimes=done_maps, completed_reduce_runtimes=done_reduces,
         node_base=node_base, new_nodes=new_nodes, fallbacks=fallbacks,
         total_slots=total_slots, free_slots=free_slots, delta=bool(flags & FLAG_DELTA),
-        removed=ended["key"].astype(np.int64), removed_state=ended["state"],
-        removed_speculative=ended["speculative"].astype(bool),
-        removed_start=_times(ended["start"], base), removed_end=_times(ended["end"], base),
+        removed=ended["key"], removed_state=ended["state"],
+        removed_speculative=ended["speculative"], removed_start=ended["start"],
+        removed_end=ended["end"],
     )
+
+
+def _attempts(body: bytes | bytearray | memoryview, n: int, base: float,
+              ) -> tuple[AttemptTable, int]:
+    """The attempt rows in the model's dtypes (the f8 columns stay views of ``body``)."""
+    (floats, i32, f32, u8), offset = _blocks(body, n, 0, COLUMNS)
+    ints = i32[:3].astype(np.int64)  # task, attempt, node
+    times = _times(i32[3:], base)  # start, first_progress_time, report
+    fractions = f32.astype(np.float64)  # first_progress, progress
+    codes = u8[:2].astype(np.int8)  # task_type, state (the cast AttemptTable's makes)
+    # the AM only knows when a report arrived: one column for sent and received
+    attempts = AttemptTable.of_columns(
+        task=ints[0], attempt=ints[1], task_type=codes[0], state=codes[1], node=ints[2],
+        start=times[0], first_progress_time=times[1], first_progress=fractions[0],
+        progress=fractions[1], report_sent=times[2], report_received=times[2].copy(),
+        bytes_processed=floats[0], input_bytes=floats[1], speculative=u8[2].astype(bool))
+    return attempts, offset
+
+
+def _runtimes(body: bytes | bytearray | memoryview, n: int, offset: int) -> np.ndarray:
+    if n == 0:
+        return _NO_TIMES
+    return np.frombuffer(body, "<f4", n, offset).astype(np.float64)
+
+
+def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, base: float,
+           ) -> tuple[dict[str, np.ndarray], int]:
+    """The ended attempts of a delta scan: key, final state (checked), copy flag, start and
+    end in seconds."""
+    if n == 0:
+        return {"key": _NO_KEYS, "state": _NO_STATES, "speculative": _NO_FLAGS,
+                "start": _NO_TIMES, "end": _NO_TIMES}, offset
+    (i32, u8), offset = _blocks(body, n, offset, ENDED_COLUMNS)
+    key, state = i32[0], u8[0]
+    # states 2..4 (ENDED_STATES); a range test, np.isin costs more than a small scan
+    bad = (state < min(ENDED_STATES)) | (state > max(ENDED_STATES))
+    if bad.any():
+        raise HedgeError(f"scan request: ended attempt {int(key[bad][0])} has final "
+                         f"state {int(state[bad][0])}, expected 2 (succeeded), 3 "
+                         "(killed) or 4 (failed)")
+    times = _times(i32[1:], base)  # start, end
+    return {"key": key.astype(np.int64), "state": state, "speculative": u8[1].astype(bool),
+            "start": times[0], "end": times[1]}, offset
 
 
 def _ms(times: np.ndarray, base: float) -> np.ndarray:
