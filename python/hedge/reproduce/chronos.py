@@ -278,7 +278,8 @@ def census_rows(plans: list[JobPlan], hit: float) -> tuple[list[Row], list[str]]
              f"{sum(p.tasks for p in small) / total:.1%} of the tasks), {len(unplanned)} "
              f"ended unplanned, {len(zero)} planned r=0, {len(copying)} planned r>=1"
              + (f" (expected PoCD {min(expected):.3f}-{max(expected):.3f})" if expected else "")
-             + f"; copies with a slot {sum(p.copies for p in plans)}; simulated PoCD {hit:.3f}")
+             + f"; copies with a slot {sum(p.copies for p in plans)} (at most "
+             f"{max((p.copies for p in copying), default=0)} in a job); simulated PoCD {hit:.3f}")
     sure = [p for p in zero if p.expected_pocd is not None and p.expected_pocd >= 0.99]
     why = (f"mostly not the optimiser's answer: {len(small)} of {len(plans)} jobs have fewer "
            "tasks than the 5 durations the plan's Pareto fit needs, so no plan (and no copy) "
@@ -287,7 +288,10 @@ def census_rows(plans: list[JobPlan], hit: float) -> tuple[list[Row], list[str]]
            f"{len(sure)} expect D met anyway (a steep fitted tail: PoCD >= 0.99 at r=0), "
            f"{len(zero) - len(sure)} have long tasks whose copies cost theta x their "
            "machine-seconds more than the gain in log PoCD (or D <= t_min). Without a "
-           "deadline (the 1 M run) the Chronos policies leave every job alone by design")
+           "deadline (the 1 M run) the Chronos policies leave every job alone by design. "
+           "A job planned r>=1 gets copies for at most about 10 of its tasks: Hadoop's "
+           "speculation cap (minimum-allowed-tasks 10, hedge.policy.limits) refuses the "
+           "rest and chronos-clone asks once per task, when it is first seen")
     row = Row(f"chronos-clone on the default synthetic workload (first {len(plans)} jobs, "
               "deadline 1.5 x each job's no-straggler time)",
               "- (issue 19: no copy at all at 200 k tasks with a deadline)", hedge, "n/a", why)
