@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from hedge.reproduce.table import Row
-from hedge.reproduce.thesis import failure_rates, imkp_held_out, reproduce
+from hedge.reproduce.thesis import (
+    _adaptive_rows,
+    failure_rates,
+    imkp_held_out,
+    reproduce,
+)
 from tests.conftest import shared_file
 
 
@@ -40,12 +45,28 @@ def test_adaptive_threshold_rows_compare_with_the_abstract(quick):
     idle = _row(rep, "response time, adaptive vs static 1.5x, idle")
     assert replicas.published == "58.62% (abstract)"
     assert idle.published == "up to 17.86% (abstract)"
-    # when idle, the lower early threshold copies sooner: jobs end sooner than static's
-    assert float(idle.hedge.rstrip("%")) > 0
-    # a difference beyond 10 points carries its reason
-    for row in (replicas, idle):
-        if abs(float(row.difference.split()[0])) > 10:
-            assert row.why
+    for row in (replicas, idle):  # a difference beyond 10 points carries its reason
+        assert bool(row.why) == (abs(float(row.difference.split()[0])) > 10)
+
+
+def _result(copies: tuple[float, float], idle_time: tuple[float, float]) -> dict:
+    def run(c: float, t: float, busy: float) -> dict:
+        return {"copies": c, "job_time": t, "busy": busy}
+    return {"high": {"static": run(copies[0], 100.0, 0.9), "adaptive": run(copies[1], 90.0, 0.9)},
+            "idle": {"static": run(50.0, idle_time[0], 0.3),
+                     "adaptive": run(50.0, idle_time[1], 0.3)}}
+
+
+def test_adaptive_rows_put_hedges_figure_beside_the_papers():
+    near = _adaptive_rows(_result((100.0, 40.0), (100.0, 83.0)))
+    assert [r.hedge for r in near] == ["60.0%", "17.0%", "10.0%"]
+    assert [r.difference for r in near[:2]] == ["+1.4 pp", "-0.9 pp"]
+    assert near[0].why == "" and near[1].why == ""
+    # more replicas than static is printed as such, with the threshold's terms
+    far = _adaptive_rows(_result((100.0, 110.0), (100.0, 101.0)))
+    assert far[0].hedge == "-10.0%" and far[0].difference == "-68.6 pp"
+    assert "busy share is 0.90" in far[0].why and "+0.15" in far[0].why
+    assert "busy share is 0.30" in far[1].why and "-0.15" in far[1].why
 
 
 def test_ml_na_rows_are_rates(quick):
