@@ -230,7 +230,7 @@ def partitioner_cost(keys: pa.Array, counts: np.ndarray, work: Path, records: in
     figures = dict(line.split("=", 1) for line in result.stdout.split() if "=" in line)
     print(f"HashPartitioner {float(figures['hash_ns_per_record']):.2f} ns/record, "
           f"ImkpPartitioner {float(figures['imkp_ns_per_record']):.2f} ns/record, "
-          f"ratio {float(figures['ratio']):.3f} (target <= 1.2)")
+          f"ratio {float(figures['ratio']):.3f} (target <= 1.1)")
     print(f"ratio within each run (slices interleaved): median {float(figures['pair_ratio_median']):.3f}, "
           f"range {float(figures['pair_ratio_min']):.3f}-{float(figures['pair_ratio_max']):.3f}")
 
