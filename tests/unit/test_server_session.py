@@ -177,3 +177,45 @@ def test_distinct_keys_check_matches_unique() -> None:
     for keys in ([], [7], [0, 1, 2], [2, 0, 2], [5, 4, 3, 0, 5], list(rng.permutation(50))):
         keys = np.asarray(keys, dtype=np.int32)
         assert _distinct(keys) == (len(np.unique(keys)) == len(keys)), keys
+
+
+def test_combined_row_check_rejects_exactly_what_the_checks_one_by_one_reject() -> None:
+    """_rows_pass (the usual scan's one-mask check) passes a scan iff neither _check_rows nor
+    validate_snapshot would raise: each trial breaks one field of one row (or none)."""
+    from dataclasses import replace
+
+    from hedge.model.validate import validate_snapshot
+    from hedge.server.session import _rows_pass
+
+    registry = SessionRegistry(Limits(max_rows=50), cluster)
+    s = registry.open("job_rows", "static", {})
+    s.decide(straggler_request())
+    rng = np.random.default_rng(11)
+    bad_values = {
+        "task": [-1, 4, 9], "task_type": [1, -1], "state": [5, 2, 0], "node": [-2, 2, -1],
+        "start": [np.nan, 70.0], "first_progress_time": [-1.0, 59.5, np.nan],
+        "first_progress": [0.95, np.nan], "progress": [-0.1, 1.1, np.nan, 1.0],
+        "report_sent": [-1.0, 60.5, np.nan, 4.0], "report_received": [58.0, 60.1, np.nan],
+    }
+    outcomes = set()
+    for trial in range(300):
+        r = straggler_request()
+        a = r.attempts.take(np.arange(4))  # writeable copies
+        if trial % 10:
+            name = list(bad_values)[rng.integers(len(bad_values))]
+            getattr(a, name)[rng.integers(4)] = rng.choice(bad_values[name])
+        runtimes = np.array([[], [3.0], [-1.0], [np.inf], [np.nan]][trial % 5])
+        r = replace(r, attempts=a, completed_map_runtimes=runtimes,
+                    now=[60.0, np.nan, -1.0][trial % 3] if trial % 7 == 0 else r.now)
+        try:
+            job = s.snapshot(r).job
+            job.completed_map_runtimes = r.completed_map_runtimes
+            rows = replace(s.snapshot(r), attempts=a, now=r.now, job=job, validated=False)
+            s._check_rows(rows)
+            validate_snapshot(rows)
+            passes = True
+        except HedgeError:
+            passes = False
+        outcomes.add(passes)
+        assert _rows_pass(a, r, len(s.nodes), s.limits.max_rows) == passes, (trial, a)
+    assert outcomes == {True, False}

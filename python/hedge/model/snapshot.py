@@ -222,3 +222,7 @@ class Snapshot:
     job: JobFacts
     attempts: AttemptTable
     cluster: ClusterFacts
+    # True only from a builder that has checked every row with validate_snapshot at a scan
+    # time no later than ``now`` (the control plane's session does, row by row as they
+    # arrive): validate_snapshot then returns at once instead of checking them again
+    validated: bool = False

@@ -30,8 +30,11 @@ def validate_snapshot(snapshot: Snapshot) -> None:
 
     The checks of :func:`_checks`, in order (the first failing one gives the message), then
     :meth:`AttemptTable.validate` as a backstop. All of them are computed at once; the
-    usual, valid snapshot costs one pass and one reduction.
+    usual, valid snapshot costs one pass and one reduction, and one marked
+    ``Snapshot.validated`` (its builder checked it) none.
     """
+    if snapshot.validated:
+        return
     a, now = snapshot.attempts, snapshot.now
     if not np.isfinite(now):
         raise HedgeError(f"job {snapshot.job.job_id}: scan time {now!r} is not a finite number")

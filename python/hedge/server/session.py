@@ -209,6 +209,9 @@ class Session:
         snapshot = self.snapshot(request)
         if whole:
             self._validate(snapshot.attempts, request)
+        # every row now passed validate_snapshot at this scan or an earlier one, and its
+        # checks that depend on the scan time only loosen as time goes on (_Checked)
+        snapshot.validated = True
         self.checked = _Checked(request.n_maps, request.n_reduces, request.job_start,
                                 len(self.nodes), request.now)
         actions = self.policy.decide(snapshot)
