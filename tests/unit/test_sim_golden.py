@@ -1,0 +1,93 @@
+"""Speed work must not change results: every policy's small runs give the same SimResult
+arrays (attempt start, end, node, task, job, outcome, copy; job finish; detected) as
+before the scan-speed changes of issue 21, pinned here as SHA-256 digests recorded on the
+code before those changes (scan counts may fall; they are not part of the digest)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from hedge.policy.base import available
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.engine import simulate
+from hedge.sim.results import SimResult
+from hedge.traces.synthetic import default_workload
+
+from .test_sim_invariants import CLUSTER, random_workload
+
+
+def _burst(seed: int, jobs: int):
+    """The fitted default's first jobs, all arriving at t = 0."""
+    workload = default_workload(seed, n_jobs=jobs)
+    workload.arrival[:] = 0.0
+    return workload
+
+
+# (workload, cluster, seed): random jobs on a degraded heterogeneous cluster; the fitted
+# default under Fair scheduling with latency; all-at-once arrival on a small cluster. Each
+# with deadlines (2x the critical path) so the deadline-aware policies act.
+RUNS = [
+    (lambda: random_workload(4), CLUSTER, 1),
+    (lambda: default_workload(1, n_jobs=8),
+     ClusterConfig(nodes=10, slots=2, scheduler="fair", straggler_ratio=0.1, hw=6.0,
+                   latency="exp:0.4", startup=1.0), 5),
+    (lambda: _burst(0, 10), ClusterConfig(nodes=8, slots=2, straggler_ratio=0.15,
+                                          heterogeneity=2.0, hw=5.0, scan=3.0), 3),
+]
+
+
+def run(policy: str, index: int) -> SimResult:
+    make, cluster, seed = RUNS[index]
+    return simulate(make(), policy, cluster, seed=seed, deadline_factor=2.0)
+
+
+def digest(result: SimResult) -> str:
+    a = result.attempts
+    h = hashlib.sha256()
+    for x in (a.start, a.end, a.node, a.task, a.job, a.outcome, a.copy, result.finish,
+              result.detected):
+        h.update(np.ascontiguousarray(x).tobytes())
+    return h.hexdigest()[:16]
+
+
+GOLDEN: dict[str, list[str]] = {
+    "adaptive": ["ef8aa06daed2e386", "b547b36c4e99c221", "fff4352645f199d1"],
+    "chronos-clone": ["090725434fff68cd", "a5b76bb9724c7ebd", "49657120a8c1f4bd"],
+    "chronos-restart": ["fd24b4c1459d6d1e", "25c6ce629b50cc10", "6f943f61dacba54b"],
+    "chronos-resume": ["d01fc2089fc7b07b", "01165282b6d37951", "1f95f372fabd953a"],
+    "dolly": ["d8026d59f03a446e", "b74a072140a72362", "a80b01c42892b7cd"],
+    "fresh-rate": ["8766e539a2682864", "728373b9ee4bb69a", "0eb31f643a448646"],
+    "fresh-score": ["8766e539a2682864", "728373b9ee4bb69a", "0eb31f643a448646"],
+    "hadoop": ["ac76c08f65c05dad", "2ed5f82e52349bab", "22920987f9cb5b44"],
+    "hedge-auto": ["ae0066fb448a1bad", "fce699f4cec1e106", "ac84d035985ae29a"],
+    "hete-aware": ["00ad287b78715586", "b3a53509a408992e", "c8718cebd9eccc53"],
+    "late": ["d58247e58ba773e2", "ec9e0128fd0dd77c", "87026371c75ce26b"],
+    "mantri": ["41ed1c4642c67f47", "ec3e57ba65e52722", "615bc2eae27e9ac0"],
+    "none": ["25cff6d6bf756dfe", "b74a072140a72362", "a80b01c42892b7cd"],
+    "oracle": ["9df7a5a5179979cb", "636dbafd7bf482b2", "2c7dfcb7163e9308"],
+    "rate": ["c8ccba8e00e2f9cb", "00871c262607a7f5", "e1b52b9a74b9d530"],
+    "replicate": ["9681c635a814e700", "d7859a367e836804", "9810f688e5ab253f"],
+    "score": ["29ec62265ac47cb6", "d12e7262ee8c61db", "3bf02f101d36d6bb"],
+    "spark": ["719f1f03ecdd3e44", "d8d86e68935635af", "76db6ab03bc13ade"],
+    "spark-legacy": ["55f16d3adb9a34bc", "39c7482dbfb004e3", "1305cd74ecabdc88"],
+    "static": ["986aaeec30718daf", "5aa5a6adffdf8a53", "aab6731057d710ab"],
+    "window": ["077fe30005ca3328", "3f12c68326dd496f", "a906e12159d64f62"],
+}
+
+
+# the ungated policies scan every second of a long tail: seconds each (issue 21's subject)
+SLOW = {"adaptive", "fresh-rate", "fresh-score"}
+
+
+@pytest.mark.parametrize("policy", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW else p
+                                    for p in sorted(GOLDEN)])
+def test_results_match_the_digests_recorded_before_the_speed_work(policy):
+    assert [digest(run(policy, i)) for i in range(len(RUNS))] == GOLDEN[policy]
+
+
+def test_every_shipped_policy_has_a_digest():
+    shipped = [p for p in available() if not p.startswith("test-")]  # tests register test-*
+    assert sorted(GOLDEN) == shipped
