@@ -272,9 +272,9 @@ def _failure_rows(rep: Reproduction) -> list[Row]:
                         f"{100 * lost / max(n, 1):.0f}% ({lost} of {n})",
                         "n/a" if n < 10 else f"{100 * lost / n - 71:+.0f} pp",
                         "too few copies to compare" if n < 10 else
-                        "4 jobs of an April 2009 Yahoo cluster, where Hadoop 0.20 copied "
-                        "early and often; the thesis's 71% is from Google's production "
-                        "trace, which records no speculative attempts"))
+                        "one small sample (4 jobs, 210 tasks, April 2009, Hadoop 0.20 "
+                        "JobTracker); the thesis's figure is from its production traces, "
+                        "not available here"))
     rep.readings.append("failure rate = copies (speculative attempts; in MRv1 logs the later "
                         "of two attempts of a task) that did not succeed / all copies")
     return rows
