@@ -4,6 +4,7 @@ copy-less chronos-clone run."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -21,7 +22,7 @@ def result(tmp_path_factory):
 
 def test_every_row_has_its_columns_and_the_figure_exists(result) -> None:
     out, rep = result
-    assert len(rep.rows) == 3 + 4 + 2 + 1
+    assert len(rep.rows) == 3 + 4 + 3 + 1
     assert_complete(out, rep, "chronos")
     assert "pocd_vs_cost.png" in rep.figures
 
@@ -54,3 +55,15 @@ def test_default_workload_plans_say_why() -> None:
             assert plan.expected_pocd == pytest.approx(closed, abs=0.02), plan
     assert any(p.r for p in plans) and any(p.copies for p in plans)
 
+
+
+def test_net_utility_row_compares_the_best_strategy_with_each_baseline(result) -> None:
+    setting = chronos.Setting()
+    run = chronos.SimRun("none", pocd=0.5, pocd_se=0.0, cost=300.0, cost_se=0.0,
+                         copies_per_task=0.0)
+    assert chronos.net_utility(run, setting) == pytest.approx(math.log(0.5) - 0.3)
+    assert chronos.net_utility(chronos.SimRun("none", 0.0, 0.0, 1.0, 0.0, 0.0),
+                               setting) == -math.inf
+    row = next(r for r in result[1].rows if r.quantity.startswith("net utility"))
+    assert row.published == "50% increase (abstract)"
+    assert all(name in row.hedge for name in ("Hadoop-NS", "Hadoop-S", "Mantri"))
