@@ -109,3 +109,16 @@ def test_a_copied_task_gets_no_second_copy() -> None:
     assert policy.decide(snapshot(20.0, [(7, 0.1, 3)])).speculate_task.tolist() == [7]
     again = policy.decide(snapshot(22.0, [(7, 0.11, 3), (7, 0.0, 4, True)]))
     assert len(again.speculate_task) == 0
+
+
+def test_residuals_beyond_the_limit_are_summarised_by_quantiles() -> None:
+    """Up to MAX_RESIDUALS residuals are used as they are; more are cut to that many
+    mid-point quantiles, whose mean and spread stay those of the full set."""
+    from hedge.policy.auto import MAX_RESIDUALS, _summarised
+    few = np.log(np.random.default_rng(1).lognormal(0, 0.5, MAX_RESIDUALS))
+    assert _summarised(few) is few
+    many = np.log(np.random.default_rng(2).lognormal(0, 0.5, 10_000))
+    short = _summarised(many)
+    assert len(short) == MAX_RESIDUALS and np.all(np.diff(short) >= 0)
+    assert abs(short.mean() - many.mean()) < 0.01
+    assert abs(np.exp(short).mean() - np.exp(many).mean()) < 0.01 * np.exp(many).mean()
