@@ -10,6 +10,10 @@ import pytest
 from hedge.analysis import chronos
 from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.policy import create
+from hedge.policy.limits import SpeculationSettings, limit
+from hedge.sim.cluster import ClusterConfig
+from hedge.sim.engine import simulate
+from hedge.traces.workload import Workload
 
 R, W = AttemptState.RUNNING, AttemptState.WAITING
 NAN = math.nan
@@ -31,8 +35,8 @@ def attempts(rows):
         speculative=aid >= 100)
 
 
-def snap(now, rows, deadline=JOB["deadline"], done=()):
-    job = JobFacts("j", 0.0, JOB["n"], 0, deadline,
+def snap(now, rows, deadline=JOB["deadline"], done=(), n=JOB["n"]):
+    job = JobFacts("j", 0.0, n, 0, deadline,
                    completed_map_runtimes=np.asarray(done, dtype=float))
     return Snapshot(now, job, attempts(rows), ClusterFacts(total_slots=20, free_slots=10))
 
@@ -74,6 +78,70 @@ def test_clone_keeps_best_progress_at_tau_kill():
     act = policy.decide(snap(6.0, rows))
     assert sorted(act.kill_attempt.tolist()) == [0, 101]
     assert len(policy.decide(snap(7.0, rows)).kill_attempt) == 0  # decided once
+
+
+def _accepted(act, snapshot):
+    """The AM (Hadoop's default caps) grants every copy asked: nothing is cut."""
+    return limit(act, snapshot, SpeculationSettings()) is act
+
+
+def test_clone_asks_only_what_the_cap_allows_and_the_rest_once_room_frees():
+    # 6 tasks running, r = 3 copies each = 18 > the cap's 10: tasks 0-2 get 3, task 3 one
+    policy = create("chronos-clone", **PARAMS)
+    assert expected("clone") == 3
+    originals = [(t, t, R, 0.0, 2.0, 0.1, 0.3, 5.5) for t in range(6)]
+    first = snap(1.0, originals, n=6)
+    act = policy.decide(first)
+    assert act.speculate_task.tolist() == [0, 1, 2, 3]
+    assert act.speculate_copies.tolist() == [3, 3, 3, 1]
+    assert _accepted(act, first)
+    copies = [(t, 100 + 10 * t + k, W, NAN, NAN, NAN, 0.0, NAN)
+              for t, c in ((0, 3), (1, 3), (2, 3), (3, 1)) for k in range(c)]
+    assert len(policy.decide(snap(2.0, originals + copies, n=6)).speculate_task) == 0  # full
+    # tasks 0 and 1 finished: room for 6 more; task 3 gets its last 2, then 4 and 5
+    left = [row for row in originals + copies if row[0] >= 2]
+    act = policy.decide(snap(3.0, left, n=6))
+    assert act.speculate_task.tolist() == [3, 4, 5]
+    assert act.speculate_copies.tolist() == [2, 3, 1]
+    # tau_kill = 6 after launch: tasks 2 and 3 (first copies at once) are decided at 6
+    # (the original leads); tasks 4 and 5, whose copies the cap held back 2 s, at 8
+    rows = left + [(t, 200 + 10 * t + k, W, NAN, NAN, NAN, 0.0, NAN)
+                   for t, c in ((3, 2), (4, 3), (5, 1)) for k in range(c)]
+    kills = policy.decide(snap(6.0, rows, n=6)).kill_attempt.tolist()
+    assert sorted(kills) == [120, 121, 122, 130, 230, 231]
+    rows = [row for row in rows if row[1] not in kills]
+    assert len(policy.decide(snap(7.0, rows, n=6)).kill_attempt) == 0
+    assert sorted(policy.decide(snap(8.0, rows, n=6)).kill_attempt) == [240, 241, 242, 250]
+
+
+def test_restart_copies_the_cap_refused_start_when_room_frees():
+    # 5 tasks late at tau_est (ECT 40.6 > 30): 15 copies owed, 10 fit (tasks 0-2 and one of 3)
+    policy = create("chronos-restart", **PARAMS)
+    late = [(t, t, R, 0.0, 1.0, 0.01, 0.06, 3.0) for t in range(5)]
+    first = snap(3.0, late, n=5)
+    act = policy.decide(first)
+    assert act.speculate_task.tolist() == [0, 1, 2, 3]
+    assert act.speculate_copies.tolist() == [3, 3, 3, 1]
+    assert _accepted(act, first)
+    # task 0 finished with its copies: task 3 gets 2 more and task 4 one
+    rows = late[1:] + [(t, 100 + 10 * t + k, R, 3.5, NAN, NAN, 0.0, NAN)
+                       for t, c in ((1, 3), (2, 3), (3, 1)) for k in range(c)]
+    act = policy.decide(snap(4.0, rows, n=5))
+    assert act.speculate_task.tolist() == [3, 4]
+    assert act.speculate_copies.tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("name", ["chronos-clone", "chronos-restart"])
+def test_simulated_job_copies_more_tasks_than_the_cap_at_once(name):
+    # one job of 40 Pareto(10, 1.5) tasks, D = 30, r = 3: the cap takes 10 copies at a time,
+    # so asked once per task only 4 tasks were ever copied; owed copies start as room frees
+    n = 40
+    workload = Workload.from_jobs(["j"], np.zeros(1), [np.full(n, 10.0)])
+    workload.straggler_factor[:] = np.random.default_rng(1).uniform(size=n) ** (-1 / 1.5)
+    result = simulate(workload, name, ClusterConfig(nodes=4 * n, slots=1, startup=0.0),
+                      seed=1, policy_params=PARAMS, deadline=30.0)
+    att = result.attempts
+    assert len(np.unique(att.task[att.copy])) > SpeculationSettings().minimum_allowed_tasks
 
 
 def _restart_rows(now):

@@ -19,6 +19,19 @@ cluster a job's tasks do not all start at time 0 as in the model.
   input it had not reached (``Actions.resume_task``); tau_kill - tau_est later the one with
   the smallest estimated completion is kept. Simulator only (``live_am_supported``).
 
+Copies are asked within Hadoop's speculation cap (:mod:`hedge.policy.limits`, rule 3: by
+default ten live copies per job of up to 1,000 tasks), which the AM applies copy by copy: a
+copy it refuses is not made, and a plan that counted it as made left its task without a copy
+for good (chronos-clone copied at most about ten tasks per job; issue 19). So the copies a
+plan gives a task are owed until the cap has room, asked oldest plan first, and only as many
+as the room allows (:meth:`_Chronos._copies_within_cap`); a task's owed copies lapse when it
+has no live attempt left (finished) or its keep-one decision is made. That decision waits as
+long as the cap held the task's first copies back (clone: tau_kill after launch plus that
+wait; restart: tau_kill - tau_est after the first copies were asked), so late copies get the
+time the model gives them. The cap is Hadoop's default (:data:`CAPS`): a snapshot does not
+carry the job's own settings. Resumes are not capped (rule 3 limits copies only), so
+chronos-resume never waits.
+
 A decision that needs an estimate waits (scan by scan) until the JVM-aware estimate exists
 (two progress reports), at most ``tau_kill - tau_est`` beyond its due time; after that an
 attempt without an estimate counts as never finishing. Jobs without a deadline are left
@@ -39,6 +52,7 @@ from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
+from hedge.policy.limits import SpeculationSettings, room
 
 
 class _Chronos(Policy):
@@ -64,7 +78,13 @@ class _Chronos(Policy):
         self.plan: tuple[int, float, float, str] | None = None
         self.expected_pocd: float | None = None
         self._launch = np.empty(0)  # first attempt's start per task (NaN: not seen)
-        self._acted = np.empty(0)  # when the task got its copies (NaN: not yet)
+        # when the plan gave the task its copies (clone: first seen; restart and resume:
+        # judged late at tau_est; NaN: not yet)
+        self._acted = np.empty(0)
+        # when the task's first copies were asked within the cap (resume: resumed; NaN: not
+        # yet); ``_asked - _acted`` is how long the cap held them back
+        self._asked = np.empty(0)
+        self._owed = np.empty(0, dtype=np.int64)  # copies given and not yet asked (cap full)
         self._done = np.empty(0, dtype=bool)  # no more decisions for this task
 
     # ----------------------------------------------------------------- planning
@@ -109,6 +129,8 @@ class _Chronos(Policy):
         if len(self._launch) != n:
             self._launch = np.full(n, np.nan)
             self._acted = np.full(n, np.nan)
+            self._asked = np.full(n, np.nan)
+            self._owed = np.zeros(n, dtype=np.int64)
             self._done = np.zeros(n, dtype=bool)
         a = s.attempts
         started = np.full(n, np.inf)
@@ -196,13 +218,36 @@ class _Chronos(Policy):
         self._done[ready] = True
         return a.attempt[order[~first]]
 
-    def _late_and_kept(self, s: Snapshot, ect: np.ndarray, te: float, tk: float,
-                       ) -> tuple[np.ndarray, np.ndarray]:
-        """restart/resume: the tasks late at their tau_est test, and the attempts to kill
-        tau_kill - tau_est after a task was acted on (the smallest estimated completion is
-        kept)."""
-        late = self._stragglers(s, ect, te, tk - te)
-        return late, self._prune(s, ect, self._acted + (tk - te), tk - te, by_progress=False)
+    def _copies_within_cap(self, s: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """The owed copies Hadoop's cap lets start now: (tasks, copies per task), the
+        longest-waiting plans first (then by task), as many as :func:`room` allows (a task
+        may get part of its copies now and the rest later). Owed copies of a task that is
+        decided or has no live attempt (finished) lapse."""
+        _, live = self._live(s)
+        open_task = np.bincount(s.attempts.task[live], minlength=len(self._owed)) > 0
+        self._owed[self._done | ~open_task] = 0
+        waiting = np.flatnonzero(self._owed > 0)
+        space = _cap_room(s) if len(waiting) else 0
+        if space <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        order = waiting[np.lexsort((waiting, self._acted[waiting]))]
+        owed = self._owed[order]
+        before = np.cumsum(owed) - owed  # copies granted to the plans ahead of each
+        granted = np.clip(space - before, 0, owed)
+        task, copies = order[granted > 0], granted[granted > 0]
+        self._owed[task] -= copies
+        self._asked[task] = np.fmin(self._asked[task], s.now)  # fmin: NaN -> now
+        return task, copies
+
+    def _late_copies(self, s: Snapshot, ect: np.ndarray, te: float, tk: float,
+                     r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """restart: the tasks late at their tau_est test are owed r copies; the copies the
+        cap lets start now (tasks, copies), and the attempts to kill tau_kill - tau_est
+        after a task's first copies were asked (the smallest estimated completion is kept)."""
+        self._owed[self._stragglers(s, ect, te, tk - te)] = r
+        kills = self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
+        task, copies = self._copies_within_cap(s)  # after the decisions, as in clone
+        return task, copies, kills
 
 
 @register
@@ -218,12 +263,16 @@ class ChronosClone(_Chronos):
         fresh = seen & np.isnan(self._acted) & ~self._done
         too_late = fresh & (s.now >= self._launch + tk)  # first seen after its tau_kill
         self._done |= too_late
-        new = np.flatnonzero(fresh & ~too_late)
+        new = fresh & ~too_late
         self._acted[new] = s.now
-        due_at = np.where(np.isnan(self._acted), np.nan, self._launch + tk)
+        self._owed[new] = r
+        # tau_kill after launch, later by as long as the cap held the first copies back
+        # (NaN, never due, while none has started); decided before copies are asked, so a
+        # task decided now gets no more
+        due_at = self._launch + tk + (self._asked - self._acted)
         kills = self._prune(s, ect, due_at, tk - te, by_progress=True)
-        return Actions(speculate_task=new, speculate_copies=np.full(len(new), r),
-                       kill_attempt=kills)
+        task, copies = self._copies_within_cap(s)
+        return Actions(speculate_task=task, speculate_copies=copies, kill_attempt=kills)
 
 
 @register
@@ -234,9 +283,8 @@ class ChronosRestart(_Chronos):
     strategy = "restart"
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        late, kills = self._late_and_kept(s, ect, te, tk)
-        return Actions(speculate_task=late, speculate_copies=np.full(len(late), r),
-                       kill_attempt=kills)
+        task, copies, kills = self._late_copies(s, ect, te, tk, r)
+        return Actions(speculate_task=task, speculate_copies=copies, kill_attempt=kills)
 
 
 @register
@@ -253,6 +301,23 @@ class ChronosResume(_Chronos):
         "cluster)")
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        late, kills = self._late_and_kept(s, ect, te, tk)
+        late = self._stragglers(s, ect, te, tk - te)
+        self._asked[late] = s.now  # resumes are not capped: they start at once
+        kills = self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
         return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
                        kill_attempt=kills)
+
+
+def _cap_room(s: Snapshot) -> int:
+    """Copies Hadoop's cap (:data:`CAPS`) lets the job start now, counted from the snapshot
+    as the AM counts them (:func:`hedge.policy.limits.limit`)."""
+    a = s.attempts
+    running = a.state == AttemptState.RUNNING
+    live = running | (a.state == AttemptState.WAITING)
+    return room(CAPS, s.job.n_maps + s.job.n_reduces, len(np.unique(a.task[running])),
+                int(np.count_nonzero(live & a.speculative)))
+
+
+# the speculation cap copies are asked within (Hadoop's defaults: a snapshot does not carry
+# the job's own settings)
+CAPS = SpeculationSettings()
