@@ -48,6 +48,14 @@ class ScanBatch:
     # per running attempt: running attempts of its task (None: unknown; gates that need it
     # must then say "scan"). Sum 1 / task_running over rows = distinct running tasks.
     task_running: np.ndarray | None = None
+    # per running attempt: its task's row in the simulator's per-task arrays, unique across
+    # jobs (None: unknown)
+    task: np.ndarray | None = None
+    # per job: its absolute deadline on the scan clock, NaN without one (None: unknown)
+    job_deadline: np.ndarray | None = None
+    # the cluster's mean per-node utilisation, as ``ClusterFacts.cpu_util``'s mean (None:
+    # unknown)
+    cluster_util: float | None = None
 
 
 @dataclass
@@ -65,6 +73,7 @@ class SlotView:
     ``k - 1``), ``r0``/``r1`` (when the AM receives them; the AM holds report ``k`` once
     ``r0 <= now``, else ``k - 1``). Per task: ``task_type``, ``task_attempts``,
     ``task_running``. Per job x type: as in ``ScanBatch``. ``due``: bool per job + 1.
+    ``job_start``, ``job_deadline``, ``cluster_util``: as in ``ScanBatch``.
     """
 
     now: float
@@ -87,6 +96,8 @@ class SlotView:
     completed_std: np.ndarray
     free_slots: int | None = None
     job_start: np.ndarray | None = None
+    job_deadline: np.ndarray | None = None
+    cluster_util: float | None = None
 
     def rows(self) -> np.ndarray:
         """The busy slots of due jobs, ascending."""
@@ -115,4 +126,7 @@ class SlotView:
             completed_std=self.completed_std,
             free_slots=self.free_slots,
             job_start=self.job_start,
+            task=task,
+            job_deadline=self.job_deadline,
+            cluster_util=self.cluster_util,
         )

@@ -75,6 +75,14 @@ class Policy(abc.ABC):
     # (free slots, other jobs) alone never make it act, and skipped scans do not matter to
     # its state. The simulator then skips such scans (results must stay bit-identical).
     scan_idempotent: ClassVar[bool] = False
+    # Opt-in promise to the simulator (default False): ``decide`` keeps no state (its answer
+    # is a function of the snapshot), never kills, resumes or reserves slots, and an answer
+    # asking for copies has ``next_scan_in`` None and no ``wake_on_completion`` (any other
+    # answer only times the next scan). Then a scan whose copies Hadoop's cap would refuse
+    # all of (``hedge.policy.limits``: no room) does nothing, and the simulator skips due jobs
+    # with no room and no copy waiting for a slot (a waiting copy is placed by the latest
+    # answer's ``avoid_nodes``); they rescan after the default period.
+    copies_only: ClassVar[bool] = False
     # Simulator only (default False): before each ``decide`` the simulator calls ``see`` with
     # the ground truth of that snapshot (``hedge.model.truth.Truth``: true remaining times,
     # what a copy would take). A reference that bounds what any policy can gain; no AM can

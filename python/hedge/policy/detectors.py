@@ -14,12 +14,12 @@ estimator), ``score`` and ``rate`` re-apply their detector to every job at once 
 means by ``bincount``, with a small tolerance so rounding never skips a job the detector
 would flag), keeping only rows whose task has exactly one live attempt (a task with
 more already has a copy, which ``decide`` never copies again). The ``ReportHistory`` they
-keep only validates, so skipping a scan cannot change a decision. Ungated: ``adaptive``
-(its threshold depends on the job's deadline, progress and cluster load in ways no
-cheap bound captures) and the ``fresh-*`` policies (their rate needs per-task-type
-medians over each job's peers and the first-progress reports, not in the batch; the
-fresh-* policies also remember every attempt's previous report, so they must see every
-scan).
+keep only validates, so skipping a scan cannot change a decision. ``adaptive`` recomputes
+its threshold per job from the batch (deadline, per-task progress, mean utilisation:
+``_adaptive_limit``, a lower bound within the same tolerance). Ungated: the ``fresh-*``
+policies (their rate needs per-task-type medians over each job's peers and the
+first-progress reports, not in the batch; they also remember every attempt's previous
+report, so they must see every scan).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import ClassVar
 import numpy as np
 
 from hedge.detect.detectors import DETECTORS, known_mask
-from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST
+from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST, Z_RATE
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
@@ -200,6 +200,25 @@ class AdaptivePolicy(DetectorPolicy):
         self.resource_weight = resource_weight
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
 
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Rows the adaptive rule could flag: ECT > Th x job mean ECT, with Th as
+        ``adaptive_factor`` computes it for the job (``_adaptive_limit``)."""
+        if (self.estimator not in ("legacy", "rate") or batch.job_start is None
+                or batch.task is None or batch.job_deadline is None
+                or batch.cluster_util is None):
+            return batch.job >= 0  # something the threshold needs is unknown: scan
+        job = np.maximum(batch.job, 0)
+        if self.estimator == "legacy":
+            ect = legacy_arrays(batch.start, batch.progress, batch.report_sent,
+                                batch.report_received)
+        else:
+            ect = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now)
+        ect = ect - batch.job_start[job]
+        known, cand = _gate_rows(batch)
+        limit, scale = _adaptive_limit(self, batch, ect, known)
+        with np.errstate(invalid="ignore"):
+            return cand & (ect > limit[job] - _GATE_TOL * (scale[job] + np.abs(ect)))
+
     @classmethod
     def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:
         """Build from mapred-site.xml properties; other ``hedge.adaptive.*`` keys and
@@ -254,6 +273,47 @@ class RatePolicy(DetectorPolicy):
         etd = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now) \
             - batch.start
         return _ratio_gate(batch, etd, self.factor)
+
+
+def _adaptive_limit(p: AdaptivePolicy, batch: ScanBatch, ect: np.ndarray, known: np.ndarray,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per job: a lower bound of ``Th x mean ECT`` (``hedge.detect.rules.adaptive_threshold``)
+    and the size of its terms (for the comparison's tolerance); NaN where no known row has
+    a finite ECT (then ``decide`` flags nothing).
+
+    ``Th x mean = Q x mean + (alpha P + beta R) x mean``: ``Q x mean`` is 1.5 x mean without
+    a deadline, else ``qos`` when no ECT exceeds it, else the smallest ECT above it; taken
+    as ``min(qos, smallest ECT above qos - tolerance)``, never above the exact value.
+    ``P``: the job's mean per-task progress (best reported attempt per task, 0 for tasks
+    not running) minus ``mu``; ``R``: the mean utilisation minus ``min(omega, phi)``.
+    """
+    n_jobs = len(batch.n_tasks)
+    use = known & np.isfinite(ect)
+    job = batch.job[use]
+    count = np.bincount(job, minlength=n_jobs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(job, weights=ect[use], minlength=n_jobs) / \
+            np.where(count > 0, count, np.nan)
+    qos = batch.job_deadline - batch.job_start
+    slack = _GATE_TOL * (1.0 + np.abs(qos[job]))
+    above = ect[use] > qos[job] - slack
+    smallest = np.full(n_jobs, np.inf)
+    np.minimum.at(smallest, job[above], ect[use][above])
+    q_mean = np.where(np.isnan(qos), 1.5 * mean, np.minimum(qos, smallest))
+    # best reported progress per task (rows sorted by task, then progress: each task's last)
+    rows = np.flatnonzero(batch.job >= 0)
+    reported = np.where(np.isfinite(batch.report_received[rows]), batch.progress[rows], 0.0)
+    order = np.lexsort((reported, batch.task[rows]))
+    task = batch.task[rows][order]
+    last = np.r_[task[1:] != task[:-1], True] if len(task) else np.zeros(0, dtype=bool)
+    best = np.bincount(batch.job[rows][order][last], weights=reported[order][last],
+                       minlength=n_jobs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        progress = best / batch.n_tasks.sum(axis=1) - p.progress_standard
+    resource = batch.cluster_util - min(p.memory_standard, p.cpu_standard)
+    p_term = p.progress_weight * progress * mean
+    r_term = p.resource_weight * resource * mean
+    return q_mean + p_term + r_term, np.abs(q_mean) + np.abs(p_term) + np.abs(r_term)
 
 
 class PreviousReports:
@@ -346,7 +406,7 @@ class FreshRatePolicy(FreshPolicy):
     name = "fresh-rate"
     detector = "fresh-rate"
 
-    def __init__(self, factor: float = 1.2, z: float = Z_CONFIDENT, z_last: float = Z_LAST,
+    def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE,
                  scan_interval: float = SCAN_INTERVAL) -> None:
         super().__init__()
         self.factor = factor

@@ -54,6 +54,7 @@ class Late(Policy):
     """
 
     name = "late"
+    copies_only = True  # stateless, asks only for copies (and nodes to avoid for them)
 
     def __init__(self, slow_task_threshold: float = 0.25, slow_node_threshold: float = 0.25,
                  speculative_cap: float = 0.1, min_elapsed: float = 60.0) -> None:
@@ -249,6 +250,7 @@ class Spark(Policy):
     """
 
     name = "spark"
+    copies_only = True  # stateless, asks only for copies
 
     # Spark 4.0's defaults (SPARK-47720 made speculation less aggressive after "many requests");
     # min_runtime is spark.speculation.minTaskRuntime's default, 100 ms.

@@ -46,12 +46,14 @@ class AppMasters:
 
     def __init__(self, cfg: ClusterConfig, tables: Tables, slots: Slots, actuator: Actuator,
                  draws: CopyDraws, policy: str, params: dict, gate, slot_gate,
-                 idempotent: bool, clairvoyant: bool, compiled: bool) -> None:
+                 idempotent: bool, clairvoyant: bool, compiled: bool,
+                 copies_only: bool = False) -> None:
         self.cluster, self.tb, self.slots, self.actuator = cfg, tables, slots, actuator
         self.draws = draws
         self.policy_name, self.policy_params = policy, params
         self.gate, self.slot_gate = gate, slot_gate
         self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
+        self.copies_only = copies_only and actuator.speculation.enforce_caps
         self.policies: dict[int, object] = {}
         self.scans = 0
         self._due_mask = np.zeros(len(tables.j_off) + 1, dtype=bool)  # index job + 1
@@ -74,6 +76,10 @@ class AppMasters:
                 return
         if self.gate is not None:
             due = self._gated(t, due)
+            if not len(due):
+                return
+        if self.copies_only:
+            due = self._with_room(t, due)
             if not len(due):
                 return
         # running attempts of the due jobs, grouped by job in the order of ``due``
@@ -128,6 +134,7 @@ class AppMasters:
         if view is None:  # the arrays it holds are never reassigned during a run
             view = self._view = self._slot_view(t)
         view.now, view.free_slots = t, self.slots.free_slots()
+        view.cluster_util = float(np.mean(self.slots.busy_n / self.cluster.slots))
         if self.slot_gate is not None and self.compiled:
             want = self.slot_gate(view)[due + 1]
         else:
@@ -141,6 +148,34 @@ class AppMasters:
         self.tb.j_next_scan[due[~want]] = grid_after(t, self.cluster.scan, self.cluster.tick)
         return due[want]  # due is sorted (jobs activate in order)
 
+    def _with_room(self, t: float, due: np.ndarray) -> np.ndarray:
+        """The due jobs of a ``copies_only`` policy whose copies Hadoop's cap could let
+        through, or that have a copy waiting for a slot; the others rescan after ``scan`` s.
+
+        Room as ``hedge.policy.limits.limit`` counts it: ``allowed(tasks, tasks with a
+        running attempt) - live speculative attempts`` (no waiting copy here, so the
+        running ones).
+        """
+        tb, live = self.tb, self.slots.live
+        n_jobs = len(tb.j_off)
+        busy = np.flatnonzero(live.job >= 0)
+        tasks = np.unique(live.task[busy])
+        running_tasks = np.bincount(tb.t_job[tasks], minlength=n_jobs)[due]
+        copies = busy[tb.a_copy[live.aid[busy]]]
+        speculating = np.bincount(live.job[copies], minlength=n_jobs)[due]
+        settings = self.actuator.speculation
+        total = (tb.j_nmaps[due] + tb.j_nred[due]).astype(np.float64)
+        allowed = np.floor(np.maximum(np.maximum(settings.minimum_allowed_tasks,
+                                                 settings.cap_total_tasks * total),
+                                      settings.cap_running_tasks * running_tasks))
+        keep = speculating < allowed
+        if tb.queue:
+            queued = np.asarray(tb.queue, dtype=np.int64)
+            waiting = tb.t_job[tb.a_task[queued[tb.a_copy[queued]]]]
+            keep |= np.isin(due, waiting)
+        tb.j_next_scan[due[~keep]] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        return due[keep]
+
     def _slot_view(self, t: float) -> SlotView:
         """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
         ``_due_mask`` (index job + 1), so mark the due jobs first."""
@@ -150,7 +185,8 @@ class AppMasters:
             start=live.start, k=live.k, p0=live.p0, p1=live.p1, r0=live.r0, r1=live.r1,
             task_type=tb.t_type_sentinel, task_attempts=tb.t_att, task_running=tb.t_run,
             n_tasks=tb.j_ntasks, completed=tb.j_count, completed_mean=tb.j_mean,
-            completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival)
+            completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival,
+            job_deadline=tb.j_deadline)
 
     def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""

@@ -143,6 +143,7 @@ class Simulator:
         self._gate = probe.needs_scan if gates else None
         self._slot_gate = probe.needs_scan_slots if self._gate is not None else None
         self._idempotent = bool(probe.scan_idempotent) and gates
+        self._copies_only = bool(probe.copies_only) and gates
         self._clairvoyant = bool(probe.clairvoyant)
 
     # ------------------------------------------------------------------ set-up
@@ -176,7 +177,8 @@ class Simulator:
         actuator = Actuator(cfg, tb, self.slots, self.policy_name, self.speculation)
         self.am = AppMasters(cfg, tb, self.slots, actuator, draws, self.policy_name,
                              self.policy_params, self._gate, self._slot_gate,
-                             self._idempotent, self._clairvoyant, compiled)
+                             self._idempotent, self._clairvoyant, compiled,
+                             self._copies_only)
 
     @property
     def scans(self) -> int:
