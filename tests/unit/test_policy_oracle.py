@@ -52,3 +52,19 @@ def test_hedge_serve_refuses_the_oracle() -> None:
     with pytest.raises(HedgeError, match="only a simulator knows"):
         registry.open("job_1", "oracle", {})
     assert create("oracle").clairvoyant and not create("hadoop").clairvoyant
+
+
+def test_the_oracle_held_to_heartbeats_acts_later_and_gains_less() -> None:
+    """``after_reports``: the same judgement, but a task is copied only once the AM has its
+    attempt's progress reports, so the copies start later and save no more time."""
+    wl = stragglers(transient=True)
+    rows = {p: summarize(simulate(wl, p, CLUSTER, seed=1, policy_params=params)) for p, params in
+            (("none", {}), ("oracle", {}))}
+    late = summarize(simulate(wl, "oracle", CLUSTER, seed=1, policy_params={"after_reports": 2}))
+    assert 0 < late["copies_launched"] == late["copies_won"]
+    assert rows["oracle"]["mean_job_time"] < late["mean_job_time"] < rows["none"]["mean_job_time"]
+
+
+def test_after_reports_outside_0_to_2_is_refused_by_name() -> None:
+    with pytest.raises(HedgeError, match="after_reports=3, expected 0, 1 or 2"):
+        create("oracle", after_reports=3)

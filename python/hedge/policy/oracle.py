@@ -8,6 +8,13 @@ place the copy) and the task would otherwise be the type's last to finish, so th
 shortens the job; it stops at the first task that does not pay, since every task after it
 ends sooner still. It never kills and never copies a task twice.
 
+With ``after_reports`` = 1 or 2 it is the same oracle held to when the AM could first
+act: it copies a task only once its attempt's first progress report (1), or a second one,
+the first moment a rate free of JVM start-up exists (2), has reached the AM. The gap between
+``oracle`` and ``oracle:after_reports=2`` is what waiting for heartbeats costs any policy
+that detects from them, however clairvoyant its judgement; ``tests/bench/bench_policies.py``
+prints both shares.
+
 Its blind spots are the copy's node (it assumes a typical one; the copy may land on a slower
 or busier node), the wait for a free slot, and what its copies' slots cost other jobs: it is
 a clairvoyant reference line on a comparison, not a strict bound. On Google 2011 part 1 under
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.truth import Truth
 from hedge.policy.base import Policy, register
@@ -37,8 +45,14 @@ class Oracle(Policy):
     live_am_reason = ("it needs the true remaining time of every attempt, which only a "
                       "simulator knows; it exists to bound what any policy can gain")
 
-    def __init__(self, margin: float = 1.0) -> None:
+    def __init__(self, margin: float = 1.0, after_reports: int = 0) -> None:
+        """``margin``: seconds a copy must end before its task (the delay to place it);
+        ``after_reports``: progress reports the AM must have received from a task's attempt
+        before it may be copied (0: at launch; 1: one; 2: two, a start-up-free rate)."""
+        if after_reports not in (0, 1, 2):
+            raise HedgeError(f"oracle: after_reports={after_reports!r}, expected 0, 1 or 2")
         self.margin = float(margin)
+        self.after_reports = int(after_reports)
         self._truth: Truth | None = None
         self._copied: set[int] = set()
 
@@ -50,21 +64,34 @@ class Oracle(Policy):
         if truth is None:
             return Actions()
         running = a.state == AttemptState.RUNNING
+        seen = self._reported(snapshot)
         chosen: list[int] = []
         for task_type in (MAP, REDUCE):
             rows = np.flatnonzero(running & (a.task_type == task_type))
             tasks, where = np.unique(a.task[rows], return_inverse=True)
             left = np.full(len(tasks), np.inf)  # a task ends with its first attempt to end
             np.minimum.at(left, where, truth.remaining[rows])
+            ready = np.zeros(len(tasks), dtype=bool)
+            ready[where[seen[rows]]] = True
             order = np.argsort(-left, kind="stable")
             for k, i in enumerate(order):
                 task = int(tasks[i])
                 after = left[order[k + 1]] if k + 1 < len(order) else 0.0
-                if task in self._copied:
-                    continue  # already racing: look at the next one
+                if task in self._copied or not ready[i]:
+                    continue  # already racing, or not yet seen: look at the next one
                 copy = float(truth.copy_time[task]) + self.margin
                 if not (copy < left[i] and left[i] > after):
                     break
                 chosen.append(task)
                 self._copied.add(task)
         return Actions(speculate_task=chosen)
+
+    def _reported(self, snapshot: Snapshot) -> np.ndarray:
+        """Per attempt: whether the AM has had the reports ``after_reports`` asks for."""
+        a = snapshot.attempts
+        if self.after_reports == 0:
+            return np.ones(len(a), dtype=bool)
+        first = np.isfinite(a.first_progress_time)
+        if self.after_reports == 1:
+            return first
+        return first & (a.report_sent > a.first_progress_time)
