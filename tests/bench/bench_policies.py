@@ -88,13 +88,13 @@ def run(name: str, source: WorkloadSource, cluster: ClusterConfig, policies: lis
         if "oracle" in rows else 0.0
     print(f"\n{name}: {none['jobs']} jobs, {none['tasks']} tasks, {cluster.nodes} nodes x "
           f"{cluster.slots} slots")
-    print(f"  {'policy':14} {'mean':>6} {'p95':>6} {'machine':>8} {'waste':>6} {'copies':>7} "
+    print(f"  {'policy':22} {'mean':>6} {'p95':>6} {'machine':>8} {'waste':>6} {'copies':>7} "
           f"{'won':>5} {'of oracle':>9} {'cpu s':>6}")
     for policy, row in rows.items():
         waste = ratio(row["wasted_s"], hadoop["wasted_s"]) if hadoop else "-"
         gain = none["mean_job_time"] - row["mean_job_time"]
         share = f"{gain / oracle_gain:.2f}" if oracle_gain > 1e-9 else "-"
-        print(f"  {policy:14} {ratio(row['mean_job_time'], none['mean_job_time']):>6} "
+        print(f"  {policy:22} {ratio(row['mean_job_time'], none['mean_job_time']):>6} "
               f"{ratio(row['p95_job_time'], none['p95_job_time']):>6} "
               f"{ratio(row['machine_time'], none['machine_time']):>8} {waste:>6} "
               f"{row['copies_launched']:>7} {row['copies_won']:>5} {share:>9} "
