@@ -3,11 +3,21 @@ hand-built cases; the target check; the study cells the rules were changed for."
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
 from hedge.detect import detect
-from hedge.detect.fresh import duration_belief, fresh_rate_rule, fresh_score_rule
+from hedge.detect.detectors import fresh_rate
+from hedge.detect.fresh import (
+    Z_CONFIDENT,
+    Z_LAST,
+    Z_RATE,
+    duration_belief,
+    fresh_rate_rule,
+    fresh_score_rule,
+)
 from hedge.detect.rules import ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate.runtime import speed_noise_arrays
@@ -96,16 +106,29 @@ def test_fresh_rate_is_the_exact_rule_under_constant_speed() -> None:
 
 
 def test_fresh_rate_sequential_test_under_noise() -> None:
-    # ECT 16, noise 0.1 at t = 12: tau = 0.8, lower bound 16 - 2 tau = 14.4 >= 12.857
+    # ECT 16, noise 0.1 at t = 12: tau = 0.8, lower bound 16 - 1.5 tau = 14.8 >= 12.857
     assert rate_flags(16.0, 12.0, 0.1)
-    # ECT 14 at t = 10.5: tau = 0.1 x 6 = 0.6, lower bound 12.8 < bar, and the next scan
-    # (elapsed 11.5) still comes before the bar: wait
-    assert not rate_flags(14.0, 10.5, 0.1)
-    # at t = 12 the next scan (13) is past the bar: last chance, 14 + 2 tau >= bar: flag
-    assert rate_flags(14.0, 12.0, 0.1)
-    assert not rate_flags(14.0, 12.0, 0.1, z_last=-2.0)  # 14 - 2 x 0.6 < 12.857
-    # last chance, but clearly normal under low noise: central max(11, 11.5) + 2 x 0.04
+    # ECT 13.6 at t = 10.5: tau = 0.1 x 5.6 = 0.56, lower bound 12.76 < bar, and the next
+    # scan (elapsed 11.5) still comes before the bar: wait
+    assert not rate_flags(13.6, 10.5, 0.1)
+    # at t = 12 the next scan (13) is past the bar: last chance, 13.6 + 1.5 tau >= bar: flag
+    assert rate_flags(13.6, 12.0, 0.1)
+    assert not rate_flags(13.6, 12.0, 0.1, z_last=-2.0)  # 13.6 - 2 x 0.56 < 12.857
+    # last chance, but clearly normal under low noise: central max(11, 11.5) + 1.5 x 0.04
     assert not rate_flags(11.0, 12.0, 0.01)
+
+
+def test_fresh_rate_flags_earlier_than_fresh_scores_level() -> None:
+    """fresh-rate's one level Z_RATE (issue 19: lead time) sits below fresh-score's 2: ECT
+    14 at t = 10.5, tau = 0.6: 14 - 1.5 x 0.6 = 13.1 >= bar 12.857 flags now, where at
+    z = 2 (12.8 < bar) it waited for a later scan. Every entry point ships that level."""
+    assert Z_RATE == 1.5 < Z_CONFIDENT == Z_LAST
+    assert rate_flags(14.0, 10.5, 0.1)
+    assert not rate_flags(14.0, 10.5, 0.1, z=Z_CONFIDENT, z_last=Z_LAST)
+    policy = FreshRatePolicy()
+    assert policy.z == policy.z_last == Z_RATE
+    defaults = inspect.signature(fresh_rate).parameters
+    assert defaults["z"].default == defaults["z_last"].default == Z_RATE
 
 
 def test_fresh_rate_trusts_only_certain_bounds_while_noise_is_unknown() -> None:
@@ -218,4 +241,6 @@ def test_study_cells_the_fresh_rules_were_changed_for() -> None:
     rows, _ = run_study([noisy], ["rate", "fresh-rate"], 30, 0)
     by = {r["detector"]: r for r in rows}
     assert by["fresh-rate"]["fp_mean"] <= by["rate"]["fp_mean"] / 5
-    assert by["fresh-rate"]["fn_mean"] <= by["rate"]["fn_mean"] + 0.01
+    # level 1.5 gives up a few borderline stragglers for lead time (issue 19; whether a
+    # cell's excess is more than chance is the sign test of tests/bench/bench_detect.py)
+    assert by["fresh-rate"]["fn_mean"] <= by["rate"]["fn_mean"] + 0.02

@@ -33,6 +33,7 @@ from hedge.detect.fresh import (
     SCAN_INTERVAL,
     Z_CONFIDENT,
     Z_LAST,
+    Z_RATE,
     fresh_rate_rule,
     fresh_score_rule,
 )
@@ -168,8 +169,8 @@ def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
                             scan_interval, borrowed_rate_spread(snapshot.attempts))
 
 
-def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_CONFIDENT,
-               z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL,
+def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_RATE,
+               z_last: float = Z_RATE, scan_interval: float = SCAN_INTERVAL,
                speed_noise: float | None = None) -> Mask:
     """Rate-based detection on the heartbeat-fresh duration, as a sequential test
     (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` as in
