@@ -103,6 +103,7 @@ def test_clone_asks_only_what_the_cap_allows_and_the_rest_once_room_frees():
     act = policy.decide(snap(3.0, left, n=6))
     assert act.speculate_task.tolist() == [3, 4, 5]
     assert act.speculate_copies.tolist() == [2, 3, 1]
+    assert (policy.copies_planned, policy.copies_asked) == (18, 16)  # task 5 owes 2
     # tau_kill = 6 after launch: tasks 2 and 3 (first copies at once) are decided at 6
     # (the original leads); tasks 4 and 5, whose copies the cap held back 2 s, at 8
     rows = left + [(t, 200 + 10 * t + k, W, NAN, NAN, NAN, 0.0, NAN)

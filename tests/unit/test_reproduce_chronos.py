@@ -10,6 +10,7 @@ import re
 import pytest
 
 from hedge.analysis import chronos as model
+from hedge.policy.chronos import CAPS
 from hedge.reproduce import chronos
 from tests.reproduce_support import assert_complete
 
@@ -54,6 +55,13 @@ def test_default_workload_plans_say_why() -> None:
             closed = model.pocd("clone", plan.tasks, d, t_min, beta, plan.r)
             assert plan.expected_pocd == pytest.approx(closed, abs=0.02), plan
     assert any(p.r for p in plans) and any(p.copies for p in plans)
+    # issue 19: Hadoop's cap (10 live copies) delays a plan's copies; it used to drop all
+    # but 10 per job, as chronos-clone asked once per task
+    for plan in plans:
+        assert plan.copies <= plan.asked <= plan.planned, plan
+    assert max(p.copies for p in plans) > CAPS.minimum_allowed_tasks
+    row = chronos.census_rows(plans, hit)[0][0]
+    assert f"asked within Hadoop's cap {sum(p.asked for p in plans)}," in row.hedge
 
 
 

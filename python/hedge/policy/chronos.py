@@ -77,6 +77,10 @@ class _Chronos(Policy):
         # expects of r (None: no model answer), so a run can say why it copied what it did
         self.plan: tuple[int, float, float, str] | None = None
         self.expected_pocd: float | None = None
+        # copies the plan gave tasks, and those asked of the AM within the cap (the rest
+        # lapsed: their task finished or was decided before the cap had room)
+        self.copies_planned = 0
+        self.copies_asked = 0
         self._launch = np.empty(0)  # first attempt's start per task (NaN: not seen)
         # when the plan gave the task its copies (clone: first seen; restart and resume:
         # judged late at tau_est; NaN: not yet)
@@ -236,6 +240,7 @@ class _Chronos(Policy):
         granted = np.clip(space - before, 0, owed)
         task, copies = order[granted > 0], granted[granted > 0]
         self._owed[task] -= copies
+        self.copies_asked += int(copies.sum())
         self._asked[task] = np.fmin(self._asked[task], s.now)  # fmin: NaN -> now
         return task, copies
 
@@ -244,7 +249,9 @@ class _Chronos(Policy):
         """restart: the tasks late at their tau_est test are owed r copies; the copies the
         cap lets start now (tasks, copies), and the attempts to kill tau_kill - tau_est
         after a task's first copies were asked (the smallest estimated completion is kept)."""
-        self._owed[self._stragglers(s, ect, te, tk - te)] = r
+        late = self._stragglers(s, ect, te, tk - te)
+        self._owed[late] = r
+        self.copies_planned += r * len(late)
         kills = self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
         task, copies = self._copies_within_cap(s)  # after the decisions, as in clone
         return task, copies, kills
@@ -266,6 +273,7 @@ class ChronosClone(_Chronos):
         new = fresh & ~too_late
         self._acted[new] = s.now
         self._owed[new] = r
+        self.copies_planned += r * int(np.count_nonzero(new))
         # tau_kill after launch, later by as long as the cap held the first copies back
         # (NaN, never due, while none has started); decided before copies are asked, so a
         # task decided now gets no more

@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hedge.analysis import chronos
+from hedge.policy.chronos import CAPS
 from hedge.report.page import finish
 from hedge.reproduce.table import Reproduction, Row
 from hedge.sim.cluster import ClusterConfig
@@ -256,13 +257,15 @@ def utility_row(runs: dict[str, SimRun], setting: Setting) -> Row:
 @dataclass(frozen=True)
 class JobPlan:
     """One job's chronos-clone plan: tasks, r, the PoCD the model expects, the copies that
-    got a slot, and why."""
+    got a slot, why, and the copies the plan gave its tasks and asked within Hadoop's cap."""
 
     tasks: int
     r: int | None  # None: no plan made
     expected_pocd: float | None
     copies: int
     reason: str
+    planned: int = 0  # r x the tasks seen before their tau_kill
+    asked: int = 0  # of those, asked once the cap had room (the rest lapsed)
 
 
 def default_workload_plans(jobs: int, deadline_factor: float = 1.5, seed: int = 0,
@@ -284,7 +287,7 @@ def default_workload_plans(jobs: int, deadline_factor: float = 1.5, seed: int = 
         plan = getattr(policy, "plan", None)
         if plan is not None:
             plans.append(JobPlan(tasks, plan[0], policy.expected_pocd, int(copies[j]),
-                                 plan[3]))
+                                 plan[3], policy.copies_planned, policy.copies_asked))
         elif policy is not None and tasks < policy.min_samples:
             plans.append(JobPlan(tasks, None, None, 0,
                                  f"{tasks} task(s) < min_samples = {policy.min_samples} "
@@ -304,12 +307,17 @@ def census_rows(plans: list[JobPlan], hit: float) -> tuple[list[Row], list[str]]
     copying = [p for p in planned if p.r]
     total = sum(p.tasks for p in plans)
     expected = [p.expected_pocd for p in copying if p.expected_pocd is not None]
+    given = sum(p.planned for p in plans)
+    most = max((p.copies for p in copying), default=0)
+    over = sum(p.copies > CAPS.minimum_allowed_tasks for p in copying)
     hedge = (f"{len(small)} of {len(plans)} jobs never planned (< 5 tasks; "
              f"{sum(p.tasks for p in small) / total:.1%} of the tasks), {len(unplanned)} "
              f"ended unplanned, {len(zero)} planned r=0, {len(copying)} planned r>=1"
              + (f" (expected PoCD {min(expected):.3f}-{max(expected):.3f})" if expected else "")
-             + f"; copies with a slot {sum(p.copies for p in plans)} (at most "
-             f"{max((p.copies for p in copying), default=0)} in a job); simulated PoCD {hit:.3f}")
+             + f"; copies planned {given}, asked within Hadoop's cap "
+             f"{sum(p.asked for p in plans)}, with a slot {sum(p.copies for p in plans)} (at "
+             f"most {most} in a job, {over} job(s) above the cap's {CAPS.minimum_allowed_tasks})"
+             f"; simulated PoCD {hit:.3f}")
     sure = [p for p in zero if p.expected_pocd is not None and p.expected_pocd >= 0.99]
     why = (f"mostly not the optimiser's answer: {len(small)} of {len(plans)} jobs have fewer "
            "tasks than the 5 durations the plan's Pareto fit needs, so no plan (and no copy) "
@@ -319,15 +327,18 @@ def census_rows(plans: list[JobPlan], hit: float) -> tuple[list[Row], list[str]]
            f"{len(zero) - len(sure)} have long tasks whose copies cost theta x their "
            "machine-seconds more than the gain in log PoCD (or D <= t_min). Without a "
            "deadline (the 1 M run) the Chronos policies leave every job alone by design. "
-           "A job planned r>=1 gets copies for at most about 10 of its tasks: Hadoop's "
-           "speculation cap (minimum-allowed-tasks 10, hedge.policy.limits) refuses the "
-           "rest and chronos-clone asks once per task, when it is first seen")
+           "Hadoop's speculation cap (minimum-allowed-tasks 10 live copies, "
+           "hedge.policy.limits) delays a plan's copies but no longer drops them: "
+           "chronos-clone asks the ones it refused as copies end and room frees; a copy "
+           "whose task finished (or was decided at its tau_kill) before there was room "
+           "lapses (planned - asked)")
     row = Row(f"chronos-clone on the default synthetic workload (first {len(plans)} jobs, "
               "deadline 1.5 x each job's no-straggler time)",
               "- (issue 19: no copy at all at 200 k tasks with a deadline)", hedge, "n/a", why)
     notes = [f"default-workload job of {p.tasks} tasks: r={p.r}, expected PoCD "
-             f"{'-' if p.expected_pocd is None else f'{p.expected_pocd:.4f}'}, copies with "
-             f"a slot {p.copies}; {p.reason}" for p in (zero[:2] + copying[:3])]
+             f"{'-' if p.expected_pocd is None else f'{p.expected_pocd:.4f}'}, copies "
+             f"planned {p.planned}, asked {p.asked}, with a slot {p.copies}; {p.reason}"
+             for p in (zero[:2] + copying[:3])]
     return [row], notes
 
 
