@@ -1,0 +1,133 @@
+"""Scan gates audited in whole runs: wherever a gate skips a due job, ``decide`` is called
+anyway (on a copy of the job's policy) and must have nothing to do, and the policy must hold
+no state that the skipped scan would have changed.
+
+Two gates: the policy's own (``needs_scan``, ``AppMasters._gated``): the answer asks for
+nothing; the cap gate of ``copies_only`` policies (``AppMasters._with_room``): the answer,
+cut by ``hedge.policy.limits`` as the simulator cuts it, asks for nothing, and asked for
+copies only with the default rescan.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from hedge.model import Actions
+from hedge.policy import create
+from hedge.policy.limits import SpeculationSettings, limit
+from hedge.sim.am import AppMasters
+from hedge.sim.engine import simulate
+from hedge.sim.results import SimResult
+
+from .test_sim_golden import RUNS, digest, run
+from .test_sim_invariants import CLUSTER, random_workload
+
+# what a detector policy keeps only to validate reports (hedge.model.validate.ReportHistory)
+VALIDATION_ONLY = {"_history"}
+
+
+def _acts(actions: Actions) -> bool:
+    return bool(len(actions.speculate_task) or len(actions.kill_attempt)
+                or len(actions.resume_task) or actions.reserve_slots > 0)
+
+
+def _state(policy) -> dict:
+    return {k: copy.deepcopy(v) for k, v in vars(policy).items() if k not in VALIDATION_ONLY}
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k]
+        for k in a)
+
+
+class Audit:
+    """Wraps an AppMasters gate method; ``decide`` on every job it skips."""
+
+    def __init__(self, cut_by_limits: bool, every: int = 1) -> None:
+        self.cut_by_limits, self.every = cut_by_limits, every  # audit one skip in ``every``
+        self.skipped = self.kept = 0
+
+    def wrap(self, gate):
+        audit = self
+
+        def audited(am: AppMasters, t: float, due: np.ndarray) -> np.ndarray:
+            before = due.copy()
+            kept = gate(am, t, due)
+            audit.kept += len(kept)
+            for j in np.setdiff1d(before, kept).tolist():
+                if am.tb.j_left[j] > 0:
+                    audit.check(am, t, j)
+            return kept
+
+        return audited
+
+    def check(self, am: AppMasters, t: float, j: int) -> None:
+        self.skipped += 1
+        if self.skipped % self.every:
+            return
+        rows = np.flatnonzero(am.slots.live.job == j)
+        snapshot = am._snapshot(t, j, rows, am._reports(t, rows), am._cluster_facts(t))
+        policy = am.policies.get(j) or create(am.policy_name, **am.policy_params)
+        trial = copy.deepcopy(policy)
+        state = _state(trial)
+        actions = trial.decide(snapshot)
+        assert _same_state(state, _state(trial)), f"job {j} at t={t}: state changed"
+        if not self.cut_by_limits:
+            assert not _acts(actions), f"job {j} at t={t}: gate skipped {actions}"
+            return
+        tb = am.tb
+        off, n = int(tb.j_off[j]), int(tb.j_nmaps[j] + tb.j_nred[j])
+        cut = limit(actions, snapshot, am.actuator.speculation, tb.t_done[off:off + n])
+        assert not _acts(cut), f"job {j} at t={t}: cap gate skipped {cut}"
+        if len(actions.speculate_task):
+            assert actions.next_scan_in is None and not actions.wake_on_completion
+
+
+# Hadoop's caps tight enough to bind in small runs (at most one speculating task per job,
+# or a twentieth of its running tasks)
+TIGHT = SpeculationSettings(minimum_allowed_tasks=1, cap_running_tasks=0.05)
+
+
+def _tight_run(policy: str, gates: bool = True) -> SimResult:
+    return simulate(random_workload(4), policy, CLUSTER, seed=1, deadline_factor=2.0,
+                    speculation=TIGHT, gates=gates)
+
+
+def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
+    own, caps = Audit(cut_by_limits=False, every=every), Audit(cut_by_limits=True)
+    monkeypatch.setattr(AppMasters, "_gated", own.wrap(AppMasters._gated))
+    monkeypatch.setattr(AppMasters, "_with_room", caps.wrap(AppMasters._with_room))
+    return own, caps
+
+
+GATED = ["adaptive", "late", "spark", "spark-legacy"]
+
+
+@pytest.mark.parametrize("policy", GATED)
+def test_gates_skip_only_scans_that_would_do_nothing(policy, monkeypatch):
+    own, caps = _audited(monkeypatch, every=4)  # every skip: the slow test below
+    run(policy, 2)  # the golden runs' all-at-once arrival
+    assert own.skipped > 50 and own.kept > 0  # the gate was exercised both ways
+    if policy in ("late", "spark"):
+        _tight_run(policy)
+        assert caps.skipped > 10 and caps.kept > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", GATED)
+def test_gates_skip_only_scans_that_would_do_nothing_in_every_golden_run(policy, monkeypatch):
+    own, _ = _audited(monkeypatch)
+    for index in range(len(RUNS)):
+        run(policy, index)
+    assert own.skipped > 50 and own.kept > 0
+
+
+@pytest.mark.parametrize("policy", ["late", "spark"])
+def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
+    gated, full = _tight_run(policy), _tight_run(policy, gates=False)
+    assert digest(gated) == digest(full)
+    assert gated.scans < full.scans
