@@ -244,17 +244,13 @@ class _Chronos(Policy):
         self._asked[task] = np.fmin(self._asked[task], s.now)  # fmin: NaN -> now
         return task, copies
 
-    def _late_copies(self, s: Snapshot, ect: np.ndarray, te: float, tk: float,
-                     r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """restart: the tasks late at their tau_est test are owed r copies; the copies the
-        cap lets start now (tasks, copies), and the attempts to kill tau_kill - tau_est
-        after a task's first copies were asked (the smallest estimated completion is kept)."""
+    def _late_and_kept(self, s: Snapshot, ect: np.ndarray, te: float, tk: float,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """restart/resume: the tasks late at their tau_est test, and the attempts to kill
+        tau_kill - tau_est after a task's first copies were asked (the smallest estimated
+        completion is kept)."""
         late = self._stragglers(s, ect, te, tk - te)
-        self._owed[late] = r
-        self.copies_planned += r * len(late)
-        kills = self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
-        task, copies = self._copies_within_cap(s)  # after the decisions, as in clone
-        return task, copies, kills
+        return late, self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
 
 
 @register
@@ -291,7 +287,10 @@ class ChronosRestart(_Chronos):
     strategy = "restart"
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        task, copies, kills = self._late_copies(s, ect, te, tk, r)
+        late, kills = self._late_and_kept(s, ect, te, tk)
+        self._owed[late] = r
+        self.copies_planned += r * len(late)
+        task, copies = self._copies_within_cap(s)  # after the decisions, as in clone
         return Actions(speculate_task=task, speculate_copies=copies, kill_attempt=kills)
 
 
@@ -309,9 +308,8 @@ class ChronosResume(_Chronos):
         "cluster)")
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
-        late = self._stragglers(s, ect, te, tk - te)
+        late, kills = self._late_and_kept(s, ect, te, tk)
         self._asked[late] = s.now  # resumes are not capped: they start at once
-        kills = self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
         return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
                        kill_attempt=kills)
 
