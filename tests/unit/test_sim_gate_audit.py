@@ -19,14 +19,17 @@ from hedge.model import Actions
 from hedge.policy import create
 from hedge.policy.limits import SpeculationSettings, limit
 from hedge.sim.am import AppMasters
+from hedge.sim.copies import truth
 from hedge.sim.engine import simulate
 from hedge.sim.results import SimResult
 
 from .test_sim_golden import RUNS, digest, run
 from .test_sim_invariants import CLUSTER, random_workload
 
-# what a detector policy keeps only to validate reports (hedge.model.validate.ReportHistory)
-VALIDATION_ONLY = {"_history"}
+# state no skipped scan can matter to: what a detector policy keeps only to validate
+# reports (hedge.model.validate.ReportHistory), and the truth the simulator tells a
+# clairvoyant policy afresh before each decide
+NOT_STATE = {"_history", "_truth"}
 
 
 def _acts(actions: Actions) -> bool:
@@ -35,7 +38,7 @@ def _acts(actions: Actions) -> bool:
 
 
 def _state(policy) -> dict:
-    return {k: copy.deepcopy(v) for k, v in vars(policy).items() if k not in VALIDATION_ONLY}
+    return {k: copy.deepcopy(v) for k, v in vars(policy).items() if k not in NOT_STATE}
 
 
 def _same_state(a: dict, b: dict) -> bool:
@@ -74,6 +77,9 @@ class Audit:
         policy = am.policies.get(j) or create(am.policy_name, **am.policy_params)
         trial = copy.deepcopy(policy)
         state = _state(trial)
+        if am.clairvoyant:
+            trial.see(truth(am.tb, am.draws.known, am.cluster.startup,
+                            am.slots.live.end[rows], t, j, snapshot))
         actions = trial.decide(snapshot)
         assert _same_state(state, _state(trial)), f"job {j} at t={t}: state changed"
         if not self.cut_by_limits:
@@ -104,7 +110,7 @@ def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
     return own, caps
 
 
-GATED = ["adaptive", "late", "spark", "spark-legacy"]
+GATED = ["adaptive", "late", "oracle", "spark", "spark-legacy"]
 
 
 @pytest.mark.parametrize("policy", GATED)

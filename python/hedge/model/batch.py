@@ -56,6 +56,11 @@ class ScanBatch:
     # the cluster's mean per-node utilisation, as ``ClusterFacts.cpu_util``'s mean (None:
     # unknown)
     cluster_util: float | None = None
+    # clairvoyant runs only (``Policy.clairvoyant``; None otherwise): per running attempt, the
+    # seconds until it would end if nothing changed, and what a copy of its task launched
+    # now would take (``hedge.model.truth.Truth``'s ``remaining`` and ``copy_time``)
+    remaining: np.ndarray | None = None
+    copy_time: np.ndarray | None = None
 
 
 @dataclass
@@ -73,7 +78,9 @@ class SlotView:
     ``k - 1``), ``r0``/``r1`` (when the AM receives them; the AM holds report ``k`` once
     ``r0 <= now``, else ``k - 1``). Per task: ``task_type``, ``task_attempts``,
     ``task_running``. Per job x type: as in ``ScanBatch``. ``due``: bool per job + 1.
-    ``job_start``, ``job_deadline``, ``cluster_util``: as in ``ScanBatch``.
+    ``job_start``, ``job_deadline``, ``cluster_util``: as in ``ScanBatch``; ``end`` (per
+    slot) and ``copy_time`` (per task): the truth behind ``ScanBatch.remaining`` and
+    ``copy_time``, clairvoyant runs only.
     """
 
     now: float
@@ -98,6 +105,8 @@ class SlotView:
     job_start: np.ndarray | None = None
     job_deadline: np.ndarray | None = None
     cluster_util: float | None = None
+    end: np.ndarray | None = None  # per slot: its attempt's true end (clairvoyant runs)
+    copy_time: np.ndarray | None = None  # per task: a copy's true run time (clairvoyant)
 
     def rows(self) -> np.ndarray:
         """The busy slots of due jobs, ascending."""
@@ -129,4 +138,6 @@ class SlotView:
             task=task,
             job_deadline=self.job_deadline,
             cluster_util=self.cluster_util,
+            remaining=None if self.end is None else self.end[rows] - self.now,
+            copy_time=None if self.copy_time is None else self.copy_time[task],
         )

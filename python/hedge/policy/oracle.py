@@ -31,6 +31,7 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.model.batch import ScanBatch
 from hedge.model.truth import Truth
 from hedge.policy.base import Policy, register
 
@@ -55,6 +56,16 @@ class Oracle(Policy):
         self.after_reports = int(after_reports)
         self._truth: Truth | None = None
         self._copied: set[int] = set()
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per running attempt: would a copy of its task end before it (by ``margin``)?
+        A task ``decide`` copies has every running attempt ending later than the copy, so
+        a job none of whose attempts passes gets nothing (the same arithmetic as
+        ``hedge.sim.copies.truth`` and ``decide``, with a hair of slack)."""
+        if batch.remaining is None or batch.copy_time is None:
+            return batch.job >= 0  # no truth in the batch: scan
+        copy = batch.copy_time + self.margin
+        return (batch.job >= 0) & (copy < batch.remaining + 1e-9 * (1.0 + copy))
 
     def see(self, truth: Truth) -> None:
         self._truth = truth

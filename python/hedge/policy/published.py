@@ -98,6 +98,15 @@ class Late(Policy):
         if len(known) < 2:
             return out
         cell = batch.job[known] * 2 + batch.task_type[known]
+        # only cells with a row old enough and uncopied can flag: sort just those
+        able = ((batch.task_attempts[known] == 1)
+                & (batch.now - batch.start[known] >= self.min_elapsed - 1e-9))
+        marked = np.zeros(2 * len(batch.n_tasks), dtype=bool)
+        marked[cell[able]] = True
+        keep = marked[cell]
+        known, cell = known[keep], cell[keep]
+        if len(known) < 2:
+            return out
         order = np.lexsort((rate[known], cell))
         rows, cell, value = known[order], cell[order], rate[known][order]
         first = np.searchsorted(cell, cell, side="left")

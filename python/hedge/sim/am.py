@@ -74,12 +74,13 @@ class AppMasters:
             due = self._changed_or_loud(t, due)
             if not len(due):
                 return
-        if self.gate is not None:
-            due = self._gated(t, due)
-            if not len(due):
-                return
+        # each gate is a per-job condition, so their order does not matter: the cheaper first
         if self.copies_only:
             due = self._with_room(t, due)
+            if not len(due):
+                return
+        if self.gate is not None:
+            due = self._gated(t, due)
             if not len(due):
                 return
         # running attempts of the due jobs, grouped by job in the order of ``due``
@@ -159,10 +160,11 @@ class AppMasters:
         tb, live = self.tb, self.slots.live
         n_jobs = len(tb.j_off)
         busy = np.flatnonzero(live.job >= 0)
-        tasks = np.unique(live.task[busy])
-        running_tasks = np.bincount(tb.t_job[tasks], minlength=n_jobs)[due]
-        copies = busy[tb.a_copy[live.aid[busy]]]
-        speculating = np.bincount(live.job[copies], minlength=n_jobs)[due]
+        job = live.job[busy]
+        # distinct running tasks: the sum of 1 / (running attempts of the task) over slots
+        share = 1.0 / tb.t_run[live.task[busy]]
+        running_tasks = np.rint(np.bincount(job, weights=share, minlength=n_jobs)[due])
+        speculating = np.bincount(job[tb.a_copy[live.aid[busy]]], minlength=n_jobs)[due]
         settings = self.actuator.speculation
         total = (tb.j_nmaps[due] + tb.j_nred[due]).astype(np.float64)
         allowed = np.floor(np.maximum(np.maximum(settings.minimum_allowed_tasks,
@@ -186,7 +188,9 @@ class AppMasters:
             task_type=tb.t_type_sentinel, task_attempts=tb.t_att, task_running=tb.t_run,
             n_tasks=tb.j_ntasks, completed=tb.j_count, completed_mean=tb.j_mean,
             completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival,
-            job_deadline=tb.j_deadline)
+            job_deadline=tb.j_deadline, end=live.end if self.clairvoyant else None,
+            copy_time=(tb.t_base * self.draws.known + self.cluster.startup
+                       if self.clairvoyant else None))
 
     def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""

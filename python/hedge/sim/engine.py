@@ -172,7 +172,8 @@ class Simulator:
         compiled = self.compiled
         draws = CopyDraws(tb, wl, cfg, self.seed, self._clairvoyant)
         self.slots = Slots(cfg, self.speed, tb, draws, self.latency, self._kfp,
-                           track_running=self._gate is not None, blacklisting=bl is not None)
+                           track_running=self._gate is not None or self._copies_only,
+                           blacklisting=bl is not None)
         self.scheduler = Scheduler(cfg, tb, self.slots, node_perm)
         actuator = Actuator(cfg, tb, self.slots, self.policy_name, self.speculation)
         self.am = AppMasters(cfg, tb, self.slots, actuator, draws, self.policy_name,
