@@ -288,10 +288,26 @@ class Spark(Policy):
         return Actions(speculate_task=np.unique(a.task[chosen]))
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """Per attempt: has its stage reached its quantile of finished tasks?"""
+        """Per attempt: its stage has reached its quantile of finished tasks, it is its
+        task's only attempt, and it has run longer than a lower bound of the stage's limit.
+
+        The median of the completed run times is at least their mean minus their
+        (population) standard deviation (``|mean - median| <= std`` for any distribution),
+        so ``limit >= max(multiplier x (mean - std), min_runtime)`` for ``multiplier >= 0``.
+        """
         need = np.maximum(np.floor(self.quantile * batch.n_tasks), 1)
-        ready = ((batch.n_tasks > 0) & (batch.completed >= need)).ravel()
-        return ready[np.maximum(batch.job, 0) * 2 + batch.task_type]
+        cell = np.maximum(batch.job, 0) * 2 + batch.task_type
+        ready = ((batch.n_tasks > 0) & (batch.completed >= need)).ravel()[cell]
+        mean = batch.completed_mean.ravel()[cell]
+        std = batch.completed_std.ravel()[cell]
+        if self.multiplier >= 0:
+            lower = np.maximum(self.multiplier * (mean - std), self.min_runtime)
+        else:
+            lower = np.maximum(self.multiplier * (mean + std), self.min_runtime)
+        slack = 1e-6 * (1.0 + np.abs(lower))  # float error of running sums: err on True
+        with np.errstate(invalid="ignore"):
+            old = ~(batch.now - batch.start <= lower - slack)  # NaN bound: keep the row
+        return ready & (batch.task_attempts == 1) & old
 
 
 @register
