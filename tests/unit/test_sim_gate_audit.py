@@ -137,3 +137,26 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
     gated, full = _tight_run(policy), _tight_run(policy, gates=False)
     assert digest(gated) == digest(full)
     assert gated.scans < full.scans
+
+
+def test_adaptive_compiled_gate_wants_the_jobs_its_numpy_form_wants(monkeypatch):
+    """``needs_scan_slots`` (numba, what runs) against ``needs_scan`` over ``to_batch()``
+    (the reference) at every gated step of a run."""
+    compared = []
+    gate = AppMasters._gated
+
+    def both(am: AppMasters, t: float, due: np.ndarray) -> np.ndarray:
+        kept = gate(am, t, due)
+        view = am._view
+        view.due[due + 1] = True
+        batch = view.to_batch()
+        view.due[due + 1] = False
+        want = np.zeros(len(view.due), dtype=bool)
+        want[batch.job[np.asarray(am.gate(batch), dtype=bool)] + 1] = True
+        assert np.array_equal(due[want[due + 1]], kept), f"t={t}"
+        compared.append(len(due))
+        return kept
+
+    monkeypatch.setattr(AppMasters, "_gated", both)
+    run("adaptive", 1)
+    assert len(compared) > 50

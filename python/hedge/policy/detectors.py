@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 from hedge.detect.detectors import DETECTORS, known_mask
 from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST, Z_RATE
@@ -34,7 +35,7 @@ from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
 from hedge.model import Actions, Snapshot
-from hedge.model.batch import ScanBatch
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
 from hedge.policy.base import Policy, register
 
@@ -199,6 +200,7 @@ class AdaptivePolicy(DetectorPolicy):
         self.cpu_standard = cpu_standard
         self.resource_weight = resource_weight
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
+        self._scratch: tuple[np.ndarray, ...] | None = None  # _adaptive_gate's, left zeroed
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the adaptive rule could flag: ECT > Th x job mean ECT, with Th as
@@ -218,6 +220,27 @@ class AdaptivePolicy(DetectorPolicy):
         limit, scale = _adaptive_limit(self, batch, ect, known)
         with np.errstate(invalid="ignore"):
             return cand & (ect > limit[job] - _GATE_TOL * (scale[job] + np.abs(ect)))
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``_adaptive_gate``): the same estimates, bounds and tolerance."""
+        if (self.estimator not in ("legacy", "rate") or view.job_start is None
+                or view.job_deadline is None or view.cluster_util is None):
+            return view.due.copy()
+        n_jobs = len(view.n_tasks)
+        if self._scratch is None or len(self._scratch[0]) != n_jobs \
+                or len(self._scratch[4]) != len(view.task_attempts):
+            self._scratch = (np.zeros(n_jobs), np.zeros(n_jobs), np.full(n_jobs, np.inf),
+                             np.zeros(n_jobs), np.zeros(len(view.task_attempts)),
+                             np.zeros(len(view.job)))
+        count, total, smallest, best, task_best, ect = self._scratch
+        return _adaptive_gate(
+            view.now, view.hw, self.estimator == "legacy", self.progress_standard,
+            self.progress_weight, self.resource_weight,
+            view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
+            view.due, view.job, view.task, view.start, view.k, view.p0, view.p1, view.r0,
+            view.r1, view.task_attempts, view.n_tasks.sum(axis=1), view.job_start,
+            view.job_deadline, count, total, smallest, best, task_best, ect)
 
     @classmethod
     def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:
@@ -314,6 +337,85 @@ def _adaptive_limit(p: AdaptivePolicy, batch: ScanBatch, ect: np.ndarray, known:
     p_term = p.progress_weight * progress * mean
     r_term = p.resource_weight * resource * mean
     return q_mean + p_term + r_term, np.abs(q_mean) + np.abs(p_term) + np.abs(r_term)
+
+
+@njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
+def _adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, task, start, k,
+                   p0, p1, r0, r1, attempts, n_tasks, job_start, job_deadline, count, total,
+                   smallest, best, task_best, ect):  # pragma: no cover - compiled
+    """``AdaptivePolicy.needs_scan`` per due job, walking the slot arrays three times.
+
+    The AM's report of a slot is ``k`` once received (``r0 <= now``), else ``k - 1``
+    (``SlotView.to_batch``). Pass 1: each slot's job-relative ECT (legacy or rate, the
+    send time once progress is 1), the job's count and sum of finite known ECTs, its
+    smallest ECT above ``qos - tolerance`` and each task's best reported progress. Pass 2:
+    the job's sum of its tasks' best progress. Pass 3: a candidate (known, progress < 1,
+    its task's only attempt) above ``_adaptive_limit``'s bound wants its job scanned.
+    ``resource``: the mean utilisation minus ``min(omega, phi)``. The scratch arrays
+    (per job, per task, per slot) are left as given: zeros, and inf for ``smallest``.
+    """
+    n = len(job)
+    want = np.zeros(len(due), np.bool_)
+    for s in range(n):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        if r0[s] <= now:
+            p, recv, sent = p0[s], r0[s], start[s] + k[s] * hw
+        else:
+            p, recv, sent = p1[s], r1[s], start[s] + (k[s] - 1) * hw
+        e = np.nan
+        if p >= 1.0:
+            e = sent
+        elif p > 0:
+            if legacy:
+                e = start[s] + (recv - start[s]) / p
+            else:
+                e = now + (1.0 - p) / (p / (now - start[s]))
+        e -= job_start[j]
+        ect[s] = e
+        if not np.isfinite(recv):
+            continue
+        if np.isfinite(e):
+            count[j] += 1
+            total[j] += e
+            qos = job_deadline[j] - job_start[j]
+            if e > qos - tol * (1.0 + abs(qos)) and e < smallest[j]:
+                smallest[j] = e
+        t = task[s]
+        if p > task_best[t]:
+            task_best[t] = p
+    for s in range(n):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        best[j] += task_best[t]
+        task_best[t] = 0.0
+    for s in range(n):
+        j = job[s]
+        if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
+            continue
+        if r0[s] <= now:
+            p, recv = p0[s], r0[s]
+        else:
+            p, recv = p1[s], r1[s]
+        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1:
+            continue
+        mean = total[j] / count[j]
+        qos = job_deadline[j] - job_start[j]
+        q_mean = 1.5 * mean if np.isnan(qos) else min(qos, smallest[j])
+        p_term = alpha * (best[j] / n_tasks[j] - mu) * mean
+        r_term = beta * resource * mean
+        limit = q_mean + p_term + r_term
+        scale = abs(q_mean) + abs(p_term) + abs(r_term)
+        if ect[s] > limit - tol * (scale + abs(ect[s])):
+            want[j + 1] = True
+    for s in range(n):  # leave the scratch as given
+        j = job[s]
+        if j >= 0:
+            count[j], total[j], smallest[j], best[j] = 0.0, 0.0, np.inf, 0.0
+    return want
 
 
 class PreviousReports:
