@@ -122,3 +122,22 @@ def test_residuals_beyond_the_limit_are_summarised_by_quantiles() -> None:
     assert len(short) == MAX_RESIDUALS and np.all(np.diff(short) >= 0)
     assert abs(short.mean() - many.mean()) < 0.01
     assert abs(np.exp(short).mean() - np.exp(many).mean()) < 0.01 * np.exp(many).mean()
+
+
+def progress_for(total: float, now: float) -> float:
+    """The progress at ``now`` of an attempt that started at 0, reported 0.01 at 1 s and
+    runs at a steady pace to finish at ``total``."""
+    return 0.01 + 0.99 * (now - 1.0) / (total - 1.0)
+
+
+def test_what_input_explains_is_fitted_from_the_running_peers() -> None:
+    """Task 7 has 4x the median input and runs 4x the median time. Where the peers' run
+    times grow like input ** 0.5 (fixed costs), its input explains only 2x: it is slow for
+    another reason and copied. Where they grow in proportion to input, it is skew."""
+    inputs = [0.25e9, 0.5e9, 1e9, 1e9, 2e9, 4e9]
+    for beta, copied in ((0.5, [7]), (1.0, [])):
+        rows = [(7, progress_for(400.0, 20.0), 3, False, 4e9)]
+        rows += [(8 + i, progress_for(100.0 * (x / 1e9) ** beta, 20.0), 4, False, x)
+                 for i, x in enumerate(inputs)]
+        decision = create("hedge-auto").decide(snapshot(20.0, rows, done=[]))
+        assert decision.speculate_task.tolist() == copied, beta

@@ -10,9 +10,10 @@ median ``m``, residuals ``e = log(D / m)``), each running task with one live att
   exp((1 - lam) * log(T / M) + lam * e)`` over the type's residuals ``e`` (an expectation
   over their empirical distribution, no random draw; ``MAX_RESIDUALS`` quantiles of them
   for a type with more), for each ``lam`` of a grid
-  weighted by this job's belief about ``lam`` (below); ``M = m * k`` for a task with ``k``
-  times its type's median input (``k = 1`` where inputs are not known): more data is more
-  work for any attempt;
+  weighted by this job's belief about ``lam`` (below); ``M = m * k ** beta`` for a task with
+  ``k`` times its type's median input (``k = 1`` where inputs are not known): more data is
+  more work for any attempt, by the elasticity ``beta`` the type's running tasks show (1
+  until ``MIN_FIT`` of them report an input);
 - the type's finish ``F`` (the longest remaining time of its running tasks): copying the K
   slowest candidates brings it to ``max(the copies' ends, the longest remaining time of the
   tasks not copied, m while a task still waits for a slot)``; saving time on a task that
@@ -26,10 +27,11 @@ median ``m``, residuals ``e = log(D / m)``), each running task with one live att
 Two guards keep it from wasting:
 
 - **Skew triage:** a task whose input is ``skew_ratio`` x its type's median input or more,
-  and whose pace per byte is within ``skew_ratio`` of its type's, is slow because it has more
-  data; a copy would do the same work, so it is not copied (its slowness is put down to skew;
-  ``hedge imkp`` evens reducer input for the job's next run). A task with more data that is
-  also slow per byte is judged like any other, its copy expected to take ``M``-scaled time.
+  and whose run time is within ``skew_ratio`` of what its input explains (``M``), is slow
+  because it has more data; a copy would do the same work, so it is not copied (its slowness
+  is put down to skew; ``hedge imkp`` evens reducer input for the job's next run). A task
+  with more data that is also slower than its data explains is judged like any other, its
+  copy expected to take ``M``-scaled time.
 - **Learning from its own races:** the belief about ``lam`` starts as a normal prior around
   ``lam`` (width ``prior_width``) and is updated by Bayes' rule with every race of this job
   (P(the copy wins) under each ``lam``), so a job whose copies lose (its slowness is the
@@ -52,6 +54,7 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
+from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
 log = logging.getLogger("hedge.policy.auto")
@@ -63,6 +66,7 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
+MIN_FIT = 5  # running originals with an input and an estimate before beta is fitted
 
 
 @register
@@ -140,8 +144,8 @@ class HedgeAuto(Policy):
         expected saving of the type's finish time exceeds their copies' cost by most."""
         a = snapshot.attempts
         m = float(np.median(done))
-        scale = self._input_scale(snapshot, of_type)
-        rows = self._candidates(snapshot, of_type, per_task, remaining, scale, m)
+        k, scale = self._input_scale(snapshot, of_type, remaining)
+        rows = self._candidates(snapshot, of_type, per_task, remaining, k, scale, m)
         if not len(rows):
             return []
         residual = _summarised(np.log(done / m))
@@ -193,19 +197,21 @@ class HedgeAuto(Policy):
         return max(self.probe_races - len(self._races), 0)
 
     def _candidates(self, snapshot: Snapshot, of_type: np.ndarray, per_task: np.ndarray,
-                    remaining: np.ndarray, scale: np.ndarray, m: float) -> np.ndarray:
+                    remaining: np.ndarray, k: np.ndarray, scale: np.ndarray,
+                    m: float) -> np.ndarray:
         """Rows of running originals with one live attempt, an estimate, no race yet and no
         skew, slowest first (at most ``MAX_CANDIDATES``).
 
-        Skew: input ``skew_ratio`` x its type's median or more, and a pace per byte within
-        ``skew_ratio`` of the type's median: its slowness is its data, which a copy would
-        read again (a task with more data that is also slow per byte stays a candidate)."""
+        Skew: input ``skew_ratio`` x its type's median or more, and a run time within
+        ``skew_ratio`` of what that input explains (``m * scale``): its slowness is its data,
+        which a copy would read again (a task with more data that is also slower than its
+        data explains stays a candidate)."""
         a = snapshot.attempts
         rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
                               & np.isfinite(remaining) & (remaining > 0))
         rows = rows[~np.isin(a.task[rows], np.fromiter(self._races, np.int64, len(self._races)))]
         total = snapshot.now - a.start[rows] + remaining[rows]
-        skewed = (scale[rows] >= self.skew_ratio) & (total / scale[rows] <= self.skew_ratio * m)
+        skewed = (k[rows] >= self.skew_ratio) & (total / scale[rows] <= self.skew_ratio * m)
         for r in rows[skewed]:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
         rows = rows[~skewed]
@@ -231,15 +237,29 @@ class HedgeAuto(Policy):
         return 1.0 - c.free_slots / c.total_slots
 
     @staticmethod
-    def _input_scale(snapshot: Snapshot, of_type: np.ndarray) -> np.ndarray:
-        """Per attempt row: its input over its type's median input (1 where not known, or
-        when fewer than two tasks of the type report one)."""
-        inputs = snapshot.attempts.input_bytes
+    def _input_scale(snapshot: Snapshot, of_type: np.ndarray,
+                     remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per attempt row: ``k``, its input over its type's median input, and ``k **
+        beta``, the run time that input is expected to take relative to a median task (both 1
+        where not known, or when fewer than two tasks of the type report an input).
+
+        ``beta``, the elasticity of run time in input, is fitted from this type's running
+        originals (log estimated run time on log input, as the trace model fits it:
+        ``hedge.traces.rerun.Centers``) once ``MIN_FIT`` of them have both; until then 1:
+        more data is proportionally more work, the assumption that copies least."""
+        a = snapshot.attempts
+        inputs = a.input_bytes
         known = of_type & np.isfinite(inputs) & (inputs > 0)
-        scale = np.ones(len(inputs))
-        if known.sum() >= 2:
-            scale[known] = inputs[known] / float(np.median(inputs[known]))
-        return scale
+        k = np.ones(len(inputs))
+        if known.sum() < 2:
+            return k, k
+        k[known] = inputs[known] / float(np.median(inputs[known]))
+        total = snapshot.now - a.start + remaining
+        fit = known & ~a.speculative & np.isfinite(total) & (total > 0)
+        beta = 1.0
+        if fit.sum() >= MIN_FIT:
+            beta = elasticity(np.log(inputs[fit]), np.log(total[fit]))
+        return k, k ** beta
 
     def _fastest(self, snapshot: Snapshot, avoid: np.ndarray) -> int:
         """The node the ranking rates fastest, not among ``avoid`` (-1: none known)."""

@@ -126,6 +126,12 @@ def _within_group_slope(x: np.ndarray, y: np.ndarray, group: np.ndarray, n_group
     return float(np.clip(dx @ dy / spread, 0.0, 1.0)) if spread > 0 else 0.0
 
 
+def elasticity(log_input: np.ndarray, log_d: np.ndarray) -> float:
+    """The slope of log duration on log input of one group's tasks, in [0, 1] (0: fewer
+    than 3 tasks or no spread of input)."""
+    return _within_group_slope(log_input, log_d, np.zeros(len(log_d), dtype=np.int64), 1)
+
+
 def _none(x: float) -> float | None:
     return None if math.isnan(x) else round(float(x), 4)
 
