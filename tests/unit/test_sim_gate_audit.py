@@ -139,7 +139,8 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
     assert gated.scans < full.scans
 
 
-def test_adaptive_compiled_gate_wants_the_jobs_its_numpy_form_wants(monkeypatch):
+@pytest.mark.parametrize("policy", ["adaptive", "spark"])
+def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
     """``needs_scan_slots`` (numba, what runs) against ``needs_scan`` over ``to_batch()``
     (the reference) at every gated step of a run."""
     compared = []
@@ -158,5 +159,5 @@ def test_adaptive_compiled_gate_wants_the_jobs_its_numpy_form_wants(monkeypatch)
         return kept
 
     monkeypatch.setattr(AppMasters, "_gated", both)
-    run("adaptive", 1)
+    run(policy, 1)
     assert len(compared) > 50

@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
 
@@ -308,6 +309,43 @@ class Spark(Policy):
         with np.errstate(invalid="ignore"):
             old = ~(batch.now - batch.start <= lower - slack)  # NaN bound: keep the row
         return ready & (batch.task_attempts == 1) & old
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``_spark_gate``): the same bound and slack."""
+        return _spark_gate(view.now, self.quantile, self.multiplier, self.min_runtime,
+                           view.due, view.job, view.task, view.start, view.task_type,
+                           view.task_attempts, view.n_tasks.reshape(-1),
+                           view.completed.reshape(-1), view.completed_mean.reshape(-1),
+                           view.completed_std.reshape(-1))
+
+
+@njit(cache=True)
+def _spark_gate(now, quantile, multiplier, min_runtime, due, job, task, start, task_type,
+                attempts, n_tasks, completed, mean, std):  # pragma: no cover - compiled
+    """``Spark.needs_scan`` per due job: a busy slot of a due job (cell ``c = 2 job +
+    type``) wants its job when the stage is ready (``n_tasks[c] > 0`` and ``completed[c]
+    >= max(floor(quantile n_tasks[c]), 1)``), its task has one live attempt and it is not
+    younger than the bound ``max(multiplier (mean -/+ std), min_runtime)`` minus slack."""
+    want = np.zeros(len(due), np.bool_)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1] or want[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if not (n_tasks[c] > 0 and completed[c] >= max(math.floor(quantile * n_tasks[c]), 1)):
+            continue
+        if attempts[t] != 1:
+            continue
+        if multiplier >= 0:
+            lower = max(multiplier * (mean[c] - std[c]), min_runtime)
+        else:
+            lower = max(multiplier * (mean[c] + std[c]), min_runtime)
+        slack = 1e-6 * (1.0 + abs(lower))
+        if not (now - start[s] <= lower - slack):
+            want[j + 1] = True
+    return want
 
 
 @register

@@ -19,6 +19,7 @@ import numpy as np
 from hedge.model import Actions, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.model.batch import SlotView
 from hedge.policy import create
+from hedge.sim import kernels
 from hedge.sim.actuation import Actuator
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.copies import CopyDraws, truth
@@ -59,6 +60,7 @@ class AppMasters:
         self._due_mask = np.zeros(len(tables.j_off) + 1, dtype=bool)  # index job + 1
         self._recv_checked = -np.inf  # reports received up to this time are accounted for
         self._view: SlotView | None = None  # the gates' view of the slots (_gated)
+        self._room_scratch: np.ndarray | None = None  # kernels.room_gate's, left zeroed
 
     def scan(self, t: float) -> None:
         """Scan every active job whose scan is due at ``t``."""
@@ -135,7 +137,7 @@ class AppMasters:
         if view is None:  # the arrays it holds are never reassigned during a run
             view = self._view = self._slot_view(t)
         view.now, view.free_slots = t, self.slots.free_slots()
-        view.cluster_util = float(np.mean(self.slots.busy_n / self.cluster.slots))
+        view.cluster_util = float(self.slots.busy_n.sum()) / self.cluster.total_slots
         if self.slot_gate is not None and self.compiled:
             want = self.slot_gate(view)[due + 1]
         else:
@@ -158,19 +160,15 @@ class AppMasters:
         running ones).
         """
         tb, live = self.tb, self.slots.live
-        n_jobs = len(tb.j_off)
-        busy = np.flatnonzero(live.job >= 0)
-        job = live.job[busy]
-        # distinct running tasks: the sum of 1 / (running attempts of the task) over slots
-        share = 1.0 / tb.t_run[live.task[busy]]
-        running_tasks = np.rint(np.bincount(job, weights=share, minlength=n_jobs)[due])
-        speculating = np.bincount(job[tb.a_copy[live.aid[busy]]], minlength=n_jobs)[due]
         settings = self.actuator.speculation
-        total = (tb.j_nmaps[due] + tb.j_nred[due]).astype(np.float64)
-        allowed = np.floor(np.maximum(np.maximum(settings.minimum_allowed_tasks,
-                                                 settings.cap_total_tasks * total),
-                                      settings.cap_running_tasks * running_tasks))
-        keep = speculating < allowed
+        if self._room_scratch is None:
+            self._room_scratch = np.zeros(2 * len(tb.j_off))
+        # distinct running tasks: the sum of 1 / (running attempts of the task) over slots
+        keep = kernels.room_gate(
+            due, live.job, live.task, live.aid, tb.t_run, tb.a_copy,
+            (tb.j_nmaps[due] + tb.j_nred[due]).astype(np.float64),
+            settings.minimum_allowed_tasks, settings.cap_total_tasks,
+            settings.cap_running_tasks, self._room_scratch)
         if tb.queue:
             queued = np.asarray(tb.queue, dtype=np.int64)
             waiting = tb.t_job[tb.a_task[queued[tb.a_copy[queued]]]]

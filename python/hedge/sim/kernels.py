@@ -225,3 +225,34 @@ def update_rates(t: float, degr: np.ndarray, stretch: np.ndarray, busy_n: np.nda
         r[s] = rate
         e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
         end[s] = e + (W[s] - w[s]) / rate
+
+
+@njit(cache=True, error_model="numpy")
+def room_gate(due_jobs, job, task, aid, t_run, a_copy, n_tasks, minimum, total_frac,
+              running_frac, per_job):  # pragma: no cover - compiled
+    """``AppMasters._with_room``'s test per due job: does Hadoop's cap leave room?
+
+    Per busy slot: its job's running tasks grow by ``1 / t_run[task]`` (the task's running
+    attempts; rounded, the distinct running tasks) and its running copies by one if
+    ``a_copy``; a due job has room when its copies are below ``floor(max(minimum,
+    total_frac n_tasks, running_frac running_tasks))``. ``per_job``: float scratch, 2 per
+    job, zero on entry and left zeroed."""
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0:
+            continue
+        per_job[2 * j] += 1.0 / t_run[task[s]]
+        if a_copy[aid[s]]:
+            per_job[2 * j + 1] += 1.0
+    room = np.zeros(len(due_jobs), np.bool_)
+    for i in range(len(due_jobs)):
+        j = due_jobs[i]
+        allowed = math.floor(max(max(float(minimum), total_frac * n_tasks[i]),
+                                 running_frac * np.rint(per_job[2 * j])))
+        room[i] = per_job[2 * j + 1] < allowed
+    for s in range(len(job)):
+        j = job[s]
+        if j >= 0:
+            per_job[2 * j] = 0.0
+            per_job[2 * j + 1] = 0.0
+    return room
