@@ -28,10 +28,11 @@ other jobs' tasks wait for.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.truth import Truth
 from hedge.policy.base import Policy, register
 
@@ -58,14 +59,23 @@ class Oracle(Policy):
         self._copied: set[int] = set()
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """Per running attempt: would a copy of its task end before it (by ``margin``)?
-        A task ``decide`` copies has every running attempt ending later than the copy, so
-        a job none of whose attempts passes gets nothing (the same arithmetic as
-        ``hedge.sim.copies.truth`` and ``decide``, with a hair of slack)."""
+        """Per running attempt: is it its task's only live attempt, and would a copy of
+        the task end before it (by ``margin``)? A task ``decide`` copies has every running
+        attempt ending later than the copy, and is not one it copied before (only this
+        policy adds attempts to a task: a task with two has been copied); the same
+        arithmetic as ``hedge.sim.copies.truth`` and ``decide``, with a hair of slack."""
         if batch.remaining is None or batch.copy_time is None:
             return batch.job >= 0  # no truth in the batch: scan
         copy = batch.copy_time + self.margin
-        return (batch.job >= 0) & (copy < batch.remaining + 1e-9 * (1.0 + copy))
+        return ((batch.job >= 0) & (batch.task_attempts == 1)
+                & (copy < batch.remaining + 1e-9 * (1.0 + copy)))
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``), compiled (``_oracle_gate``)."""
+        if view.end is None or view.copy_time is None:
+            return view.due.copy()
+        return _oracle_gate(view.now, self.margin, view.due, view.job, view.task, view.end,
+                            view.copy_time, view.task_attempts)
 
     def see(self, truth: Truth) -> None:
         self._truth = truth
@@ -106,3 +116,21 @@ class Oracle(Policy):
         if self.after_reports == 1:
             return first
         return first & (a.report_sent > a.first_progress_time)
+
+
+@njit(cache=True)
+def _oracle_gate(now, margin, due, job, task, end, copy_time, attempts
+                 ):  # pragma: no cover - compiled
+    """``Oracle.needs_scan`` per due job: a busy slot whose task has one live attempt and
+    whose true end is later than a copy's (``copy_time + margin < end - now``, slack as
+    there)."""
+    want = np.zeros(len(due), np.bool_)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1] or want[j + 1]:
+            continue
+        t = task[s]
+        copy = copy_time[t] + margin
+        if attempts[t] == 1 and copy < (end[s] - now) + 1e-9 * (1.0 + copy):
+            want[j + 1] = True
+    return want
