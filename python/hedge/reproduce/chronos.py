@@ -14,7 +14,8 @@ Three parts, each a block of the table:
    strategy chose, and the abstract's "up to 80% PoCD and 88% cost improvements";
 3. issue 19's question: ``chronos-clone`` launched no copy on a large synthetic run
    (:func:`hedge.traces.synthetic.default_workload`); a smaller run of the same generator
-   shows the r each job's plan chose, the PoCD the model expects of it, and why.
+   shows the r each job's plan chose, the PoCD the model expects of it, why, and the copies
+   it planned, asked within Hadoop's speculation cap and got a slot for.
 """
 
 from __future__ import annotations
