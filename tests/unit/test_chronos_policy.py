@@ -80,9 +80,19 @@ def test_clone_keeps_best_progress_at_tau_kill():
     assert len(policy.decide(snap(7.0, rows)).kill_attempt) == 0  # decided once
 
 
-def _accepted(act, snapshot):
-    """The AM (Hadoop's default caps) grants every copy asked: nothing is cut."""
-    return limit(act, snapshot, SpeculationSettings()) is act
+def _fills_the_cap(policy, snapshot):
+    """r = 3 copies for each of 5+ tasks: tasks 0-2 get 3, task 3 the cap's last of 10, and
+    the AM (Hadoop's default caps) grants every copy asked (nothing is cut)."""
+    act = policy.decide(snapshot)
+    assert act.speculate_task.tolist() == [0, 1, 2, 3]
+    assert act.speculate_copies.tolist() == [3, 3, 3, 1]
+    assert limit(act, snapshot, SpeculationSettings()) is act
+
+
+def _copies(first_id, state, start, counts):
+    """Copy rows: ``counts`` (task, copies); attempt ids first_id + 10 x task + k."""
+    return [(t, first_id + 10 * t + k, state, start, NAN, NAN, 0.0, NAN)
+            for t, c in counts for k in range(c)]
 
 
 def test_clone_asks_only_what_the_cap_allows_and_the_rest_once_room_frees():
@@ -90,13 +100,8 @@ def test_clone_asks_only_what_the_cap_allows_and_the_rest_once_room_frees():
     policy = create("chronos-clone", **PARAMS)
     assert expected("clone") == 3
     originals = [(t, t, R, 0.0, 2.0, 0.1, 0.3, 5.5) for t in range(6)]
-    first = snap(1.0, originals, n=6)
-    act = policy.decide(first)
-    assert act.speculate_task.tolist() == [0, 1, 2, 3]
-    assert act.speculate_copies.tolist() == [3, 3, 3, 1]
-    assert _accepted(act, first)
-    copies = [(t, 100 + 10 * t + k, W, NAN, NAN, NAN, 0.0, NAN)
-              for t, c in ((0, 3), (1, 3), (2, 3), (3, 1)) for k in range(c)]
+    _fills_the_cap(policy, snap(1.0, originals, n=6))
+    copies = _copies(100, W, NAN, ((0, 3), (1, 3), (2, 3), (3, 1)))
     assert len(policy.decide(snap(2.0, originals + copies, n=6)).speculate_task) == 0  # full
     # tasks 0 and 1 finished: room for 6 more; task 3 gets its last 2, then 4 and 5
     left = [row for row in originals + copies if row[0] >= 2]
@@ -106,8 +111,7 @@ def test_clone_asks_only_what_the_cap_allows_and_the_rest_once_room_frees():
     assert (policy.copies_planned, policy.copies_asked) == (18, 16)  # task 5 owes 2
     # tau_kill = 6 after launch: tasks 2 and 3 (first copies at once) are decided at 6
     # (the original leads); tasks 4 and 5, whose copies the cap held back 2 s, at 8
-    rows = left + [(t, 200 + 10 * t + k, W, NAN, NAN, NAN, 0.0, NAN)
-                   for t, c in ((3, 2), (4, 3), (5, 1)) for k in range(c)]
+    rows = left + _copies(200, W, NAN, ((3, 2), (4, 3), (5, 1)))
     kills = policy.decide(snap(6.0, rows, n=6)).kill_attempt.tolist()
     assert sorted(kills) == [120, 121, 122, 130, 230, 231]
     rows = [row for row in rows if row[1] not in kills]
@@ -119,14 +123,9 @@ def test_restart_copies_the_cap_refused_start_when_room_frees():
     # 5 tasks late at tau_est (ECT 40.6 > 30): 15 copies owed, 10 fit (tasks 0-2 and one of 3)
     policy = create("chronos-restart", **PARAMS)
     late = [(t, t, R, 0.0, 1.0, 0.01, 0.06, 3.0) for t in range(5)]
-    first = snap(3.0, late, n=5)
-    act = policy.decide(first)
-    assert act.speculate_task.tolist() == [0, 1, 2, 3]
-    assert act.speculate_copies.tolist() == [3, 3, 3, 1]
-    assert _accepted(act, first)
+    _fills_the_cap(policy, snap(3.0, late, n=5))
     # task 0 finished with its copies: task 3 gets 2 more and task 4 one
-    rows = late[1:] + [(t, 100 + 10 * t + k, R, 3.5, NAN, NAN, 0.0, NAN)
-                       for t, c in ((1, 3), (2, 3), (3, 1)) for k in range(c)]
+    rows = late[1:] + _copies(100, R, 3.5, ((1, 3), (2, 3), (3, 1)))
     act = policy.decide(snap(4.0, rows, n=5))
     assert act.speculate_task.tolist() == [3, 4]
     assert act.speculate_copies.tolist() == [2, 1]
