@@ -75,3 +75,15 @@ def test_net_utility_row_compares_the_best_strategy_with_each_baseline(result) -
     row = next(r for r in result[1].rows if r.quantity.startswith("net utility"))
     assert row.published == "50% increase (abstract)"
     assert all(name in row.hedge for name in ("Hadoop-NS", "Hadoop-S", "Mantri"))
+
+
+def test_r0_plans_are_checked_against_the_run() -> None:
+    """The census compares the r=0 plans' expected PoCD with the jobs that met D, and calls
+    the model optimistic only beyond 3 standard errors."""
+    def plans(met: int) -> list:
+        return [chronos.JobPlan(200, 0, 0.99, 0, "r = 0", met=i < met) for i in range(20)]
+
+    assert "0.990 on average and 5% of them met D" in chronos._model_vs_run(plans(1))
+    assert "not for the run" in chronos._model_vs_run(plans(1))
+    assert "not for the run" not in chronos._model_vs_run(plans(19))
+    assert chronos._model_vs_run([]) == ""
