@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
-from bench_detect_bound import lead_ratio  # a sibling script (run as a script)
+from bench_detect_bound import first_flags, lead_ratio, outcome  # sibling script
 from scipy.stats import binomtest
 
 from hedge.detect.cli import target_summary
@@ -119,11 +119,6 @@ def sweep(reps: int) -> None:
             S.STUDY_DETECTORS.update(saved)
 
 
-def _first_flags(flags: np.ndarray, times: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Each task's first flag time (rep, task) over the valid scans; inf: never."""
-    return np.where(flags & valid[..., None], times[..., None], np.inf).min(1)
-
-
 def _fn_excess_significant(missed: np.ndarray, rate_missed: np.ndarray) -> bool:
     """Does a detector miss more stragglers than rate by more than chance? One-sided sign
     test (p < 0.05) over the stragglers exactly one of the two missed (paired)."""
@@ -148,13 +143,13 @@ def level_sweep(reps: int, seeds: tuple[int, ...] = (0, 1, 2)) -> None:
         cells = []  # per cell: rate's (fp, fn, lead), each level's (fp, fn, lead, signif)
         for _, hb, valid, v in realism_cells(reps, seed):
             times = v.now[..., 0]
-            rate_first = _first_flags(S._rate(v), times, valid)
-            row = {"rate": _outcome(rate_first, hb)}
+            rate_first = first_flags(S._rate(v), times, valid)
+            row = {"rate": outcome(rate_first, hb)}
             for z, detector in levels.items():
-                first = _first_flags(detector(v), times, valid)
+                first = first_flags(detector(v), times, valid)
                 significant = _fn_excess_significant(~np.isfinite(first) & hb.straggler,
                                                      ~np.isfinite(rate_first) & hb.straggler)
-                row[z] = (*_outcome(first, hb), significant)
+                row[z] = (*outcome(first, hb), significant)
             cells.append(row)
         hot = [c for c in cells if c["rate"][0] > 0.2]
         for z in RATE_LEVELS:
@@ -166,14 +161,6 @@ def level_sweep(reps: int, seeds: tuple[int, ...] = (0, 1, 2)) -> None:
             mark = "  (shipped)" if z == Z_RATE else ""
             print(f"{seed:>4} {z:6.2f} {fp:8.4f} {fn:8.4f} {ratio:11.3f} {fp_misses:>10} "
                   f"{significant:>10}{mark}")
-
-
-def _outcome(first: np.ndarray, hb: S.Heartbeats) -> tuple[float, float | None, float | None]:
-    """Mean FP, FN and lead time (s) over the repetitions from first flag times."""
-    detected = np.isfinite(first)
-    fp, fn = S.rates(detected, hb.straggler)
-    lead, _ = S.lead_times(np.where(detected, first, np.nan), hb)
-    return S._stat(fp, np.mean), S._stat(fn, np.mean), S._stat(lead, np.mean)
 
 
 def realism_cells(reps: int, seed: int,

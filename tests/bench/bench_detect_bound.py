@@ -217,14 +217,18 @@ def reference_cell(cfg: S.StudyConfig, ss: np.random.SeedSequence, level: str, r
                                       cfg.latency == "pareto", k)
         flag = running & ((p >= c_conf) | (lose >= c_last))
         first[:, r] = np.where(flag & np.isinf(first[:, r]), times[r, ti], first[:, r])
-    ok = valid[..., None]
-    results = {pair: _means(first[i], hb) for i, pair in enumerate(PAIRS)}
-    rate, fresh = (_means(np.where(flags & ok, times[..., None], np.inf).min(1), hb)
+    results = {pair: outcome(first[i], hb) for i, pair in enumerate(PAIRS)}
+    rate, fresh = (outcome(first_flags(flags, times, valid), hb)
                    for flags in (S._rate(v), S._fresh_rate(v)))
     return results, rate, fresh
 
 
-def _means(first: np.ndarray, hb: S.Heartbeats) -> tuple[float, float | None, float | None]:
+def first_flags(flags: np.ndarray, times: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Each task's first flag time (rep, task) over the valid scans; inf: never."""
+    return np.where(flags & valid[..., None], times[..., None], np.inf).min(1)
+
+
+def outcome(first: np.ndarray, hb: S.Heartbeats) -> tuple[float, float | None, float | None]:
     """Mean FP, FN and detection lead time (s) over the repetitions, from each task's first
     flag time (inf: never flagged)."""
     detected = np.isfinite(first)
