@@ -21,10 +21,12 @@ scaling <= 1.2, peak <= 1 GB); a figure at a size other than 1 M is said so.
 
 ``--quick`` runs 10,000 and 100,000 tasks, the default 100,000 and 1,000,000 (nominal:
 the fitted default's job count for that many tasks at 35.5 per job; the real count is
-printed). Today the ungated policies (adaptive, fresh-*, oracle, hedge-auto) take far more
-than the limit at these sizes (adaptive: 45 s CPU at 4,562 tasks), so expect ``>limit``
-rows and about 10 min of CPU per such policy and workload. ``--reference-sizes`` also times each run with
-``Simulator.compiled = False`` (the numpy reference code, bit-identical results) and prints
+printed). Today the ungated policies (fresh-*, hedge-auto) take far more than the limit at
+these sizes, so expect ``>limit`` rows and about 10 min of CPU per such policy and workload;
+adaptive, late, spark and oracle are gated (issue 21: 1-4 s CPU at 6,527 tasks, where
+adaptive took 44 s before), yet still 6-25x ``none``: every second of simulated time
+that a job is due still costs a gate call and a visited step. ``--reference-sizes`` also
+times each run with ``Simulator.compiled = False`` (the numpy reference code, bit-identical results) and prints
 ``kernels``: its CPU over the compiled run's.
 
 Usage: .venv/bin/python tests/bench/bench_sim.py [--quick] [--sizes 100000,1000000]

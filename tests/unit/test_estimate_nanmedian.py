@@ -32,3 +32,12 @@ def test_batches_keep_their_shape():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert np.array_equal(_nanmedian_last(v), [[2.0], [np.nan]], equal_nan=True)
+
+
+def test_a_moot_zero_sign_still_gives_an_equal_median():
+    v = np.array([0.0, -0.0, 0.0, -0.0, np.nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.nanmedian(v, axis=-1, keepdims=True)
+    got = _nanmedian_last(v, zero_sign=False)
+    assert got.shape == want.shape and got[0] == want[0] == 0.0

@@ -80,8 +80,10 @@ def jvm_arrays(
     return _finished(ect, progress, sent)
 
 
-def _nanmedian_last(values: Array) -> Array:
-    """Median over the last axis ignoring NaN (NaN where all are NaN), kept as an axis."""
+def _nanmedian_last(values: Array, zero_sign: bool = True) -> Array:
+    """Median over the last axis ignoring NaN (NaN where all are NaN), kept as an axis.
+    ``zero_sign`` False: a zero median may come back as 0.0 where np.nanmedian gives -0.0
+    (or the reverse), for callers that only compare it."""
     if np.ndim(values) == 1:  # one job (a policy's scan): np.nanmedian's set-up is ~10x this
         x = np.sort(values[~np.isnan(values)])
         n, h = len(x), len(x) // 2
@@ -91,7 +93,7 @@ def _nanmedian_last(values: Array) -> Array:
         # sign depends on the sort's order of 0.0 and -0.0: np.nanmedian's then)
         with np.errstate(invalid="ignore"):  # inf + -inf: NaN, as np.median has it
             median = x[h] if n % 2 else (x[h - 1] + x[h]) / 2
-        if median != 0:
+        if median != 0 or not zero_sign:
             return np.full(1, median)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected
@@ -129,7 +131,8 @@ def peer_rates(start: Array, progress: Array, sent: Array, first_progress_time: 
         median = _nanmedian_last(np.where(counted, own, np.nan))
         startup = np.where(counted, first_progress_time - first_progress / own - start, np.nan)
     peers = counted.sum(-1, keepdims=True)
-    startup = np.where(peers >= MIN_PEERS, _nanmedian_last(startup), np.nan)
+    # the start-up median is only compared (with jvm_evidence), so a zero's sign is moot
+    startup = np.where(peers >= MIN_PEERS, _nanmedian_last(startup, zero_sign=False), np.nan)
     return PeerRates(two_reports, own, median, startup)
 
 
