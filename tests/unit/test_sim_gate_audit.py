@@ -139,7 +139,7 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
     assert gated.scans < full.scans
 
 
-@pytest.mark.parametrize("policy", ["adaptive", "oracle", "spark"])
+@pytest.mark.parametrize("policy", ["adaptive", "late", "oracle", "spark"])
 def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
     """``needs_scan_slots`` (numba, what runs) against ``needs_scan`` over ``to_batch()``
     (the reference) at every gated step of a run."""

@@ -63,6 +63,7 @@ class Late(Policy):
         self.slow_node_threshold = slow_node_threshold
         self.speculative_cap = speculative_cap
         self.min_elapsed = min_elapsed
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # _late_gate's
 
     def decide(self, snapshot: Snapshot) -> Actions:
         a, now = snapshot.attempts, snapshot.now
@@ -122,6 +123,20 @@ class Late(Policy):
                      & (batch.task_attempts[rows] == 1)
                      & (batch.now - batch.start[rows] >= self.min_elapsed - 1e-9))
         return out
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``), compiled (``_late_gate``): the
+        same rates, cells, quantiles and slack."""
+        if view.free_slots is not None and view.free_slots <= 0:
+            return np.zeros(len(view.due), dtype=bool)
+        n_cells = 2 * len(view.n_tasks)
+        if self._scratch is None or len(self._scratch[0]) != n_cells \
+                or len(self._scratch[1]) != len(view.job):
+            self._scratch = (np.zeros(n_cells, np.bool_), np.zeros(len(view.job)))
+        mark, rate = self._scratch
+        return _late_gate(view.now, view.hw, self.slow_task_threshold, self.min_elapsed,
+                          view.due, view.job, view.task, view.start, view.k, view.p0,
+                          view.p1, view.r0, view.task_type, view.task_attempts, mark, rate)
 
     def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
         """Nodes whose mean progress rate is below the slow-node quantile."""
@@ -318,6 +333,84 @@ class Spark(Policy):
                            view.task_attempts, view.n_tasks.reshape(-1),
                            view.completed.reshape(-1), view.completed_mean.reshape(-1),
                            view.completed_std.reshape(-1))
+
+
+@njit(cache=True)
+def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, task_type,
+               attempts, mark, rate):  # pragma: no cover - compiled
+    """``Late.needs_scan`` per due job (without its free-slot test, made by the caller).
+
+    Pass 1, per busy slot of a due job: the AM's report (``k`` once received, else
+    ``k - 1``, as ``SlotView.to_batch``), its rate ``p / (sent - start)`` (NaN while
+    ``p <= 0``), and a mark on its cell (``2 job + type``) when the slot could be copied
+    (its task's only attempt, ``min_elapsed`` old). Pass 2: the rated slots of marked
+    cells, sorted by cell then rate (stable, as ``np.lexsort``). Pass 3, per cell: the
+    ``q`` quantile by ``np.quantile``'s linear rule; a copyable slot below it (plus
+    slack) in a cell of two or more wants its job. ``mark`` is left all False."""
+    want = np.zeros(len(due), np.bool_)
+    n = len(job)
+    count = 0
+    for s in range(n):
+        rate[s] = np.nan
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        if r0[s] <= now:
+            p, sent = p0[s], start[s] + k[s] * hw
+        else:
+            p, sent = p1[s], start[s] + (k[s] - 1) * hw
+        if not p > 0:
+            continue
+        r = p / (sent - start[s])
+        if not np.isfinite(r):
+            continue
+        rate[s] = r
+        count += 1
+        if attempts[task[s]] == 1 and now - start[s] >= min_elapsed - 1e-9:
+            mark[j * 2 + task_type[task[s]]] = True
+    if count < 2:
+        for s in range(n):
+            if job[s] >= 0:
+                mark[job[s] * 2 + task_type[task[s]]] = False
+        return want
+    rows = np.empty(count, np.int64)
+    m = 0
+    for s in range(n):
+        if np.isfinite(rate[s]) and mark[job[s] * 2 + task_type[task[s]]]:
+            rows[m] = s
+            m += 1
+    rows = rows[:m]
+    by_rate = rows[np.argsort(rate[rows], kind="mergesort")]
+    cells = np.empty(m, np.int64)
+    for i in range(m):
+        cells[i] = job[by_rate[i]] * 2 + task_type[task[by_rate[i]]]
+    order = by_rate[np.argsort(cells, kind="mergesort")]
+    i = 0
+    while i < m:
+        s0 = order[i]
+        c = job[s0] * 2 + task_type[task[s0]]
+        e = i
+        while e < m and job[order[e]] * 2 + task_type[task[order[e]]] == c:
+            e += 1
+        size = e - i
+        if size >= 2:
+            h = (size - 1) * q
+            lo = math.floor(h)
+            frac = h - lo
+            up = min(lo + 1, size - 1)
+            v_lo, v_up = rate[order[i + lo]], rate[order[i + up]]
+            cut = v_lo + frac * (v_up - v_lo)
+            slack = 1e-9 * (1 + abs(cut))
+            for x in range(i, e):
+                s = order[x]
+                if rate[s] < cut + slack and attempts[task[s]] == 1 \
+                        and now - start[s] >= min_elapsed - 1e-9:
+                    want[job[s] + 1] = True
+        i = e
+    for s in range(n):
+        if job[s] >= 0:
+            mark[job[s] * 2 + task_type[task[s]]] = False
+    return want
 
 
 @njit(cache=True)
