@@ -89,19 +89,38 @@ def test_a_task_slow_because_of_its_input_is_not_copied() -> None:
 
 
 def test_copies_that_lose_teach_it_to_stop() -> None:
+    """Each race: the copy falls behind (no pace of its own yet), then the task completes.
+    Losing is likely under any lam, so it takes a few races to stop."""
     policy = create("hedge-auto")
     races = 0
-    for task in range(6):  # each race: the copy falls behind, then the task completes
+    for task in range(12):
         now = 20.0 + 10 * task
         if not policy.decide(snapshot(now, [(task, 0.1, 3)])).speculate_task.size:
             break
         races += 1
         policy.decide(snapshot(now + 1, [(task, 0.5, 3), (task, 0.01, 4, True)]))
         policy.decide(snapshot(now + 2, []))  # completed: gone from the snapshot
-    assert 1 <= races <= 5 and policy.lam_estimate < 0.3  # it started at 0.5
-    assert not policy.decide(snapshot(80.0, [(9, 0.3, 3)])).speculate_task.size
+    assert 1 <= races <= 10 and policy.lam_estimate < 0.3  # it started at 0.5
+    assert not policy.decide(snapshot(140.0, [(99, 0.3, 3)])).speculate_task.size
     # the same task to a policy that has seen no race: copied
-    assert create("hedge-auto").decide(snapshot(80.0, [(9, 0.3, 3)])).speculate_task.size == 1
+    assert create("hedge-auto").decide(snapshot(140.0, [(99, 0.3, 3)])).speculate_task.size == 1
+
+
+def test_a_copy_as_slow_as_its_original_is_killed_and_teaches_at_once() -> None:
+    """The copy's own pace says it will take as long as its original (about 210 s, where
+    40 completed tasks took about 10 s): lam is near 0 (its slowness is the task's own
+    work). The copy is killed at once, and the belief moves further than a lost race alone
+    moves it (the copy's pace is evidence, not only who won)."""
+    done = list(np.random.default_rng(4).uniform(9.0, 11.0, 40))
+    policy = create("hedge-auto")
+    assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
+    seen = policy.decide(snapshot(21.0, [(7, 0.105, 3), (7, 0.0147, 4, True)], done=done))
+    assert seen.kill_attempt.tolist() == [101]  # the copy's attempt id
+    assert policy.lam_estimate < 0.35  # from 0.5: 1 of 41 residuals explains a slow copy
+    outcome_only = create("hedge-auto")
+    outcome_only.decide(snapshot(20.0, [(7, 0.1, 3)], done=done))
+    outcome_only.decide(snapshot(22.0, [], done=done))  # completed, the copy never ahead
+    assert policy.lam_estimate < outcome_only.lam_estimate - 0.05
 
 
 def test_a_copied_task_gets_no_second_copy() -> None:

@@ -14,17 +14,20 @@ median ``m``, residuals ``e = log(D / m)``), each running task with one live att
   ``k`` times its type's median input (``k = 1`` where inputs are not known): more data is
   more work for any attempt, by the elasticity ``beta`` the type's running tasks show (1
   until ``MIN_FIT`` of them report an input);
-- the type's finish ``F`` (the longest remaining time of its running tasks): copying the K
-  slowest candidates brings it to ``max(the copies' ends, the longest remaining time of the
-  tasks not copied, m while a task still waits for a slot)``; saving time on a task that
-  would not be last does not shorten the job;
+- the type's finish ``F`` (the longest remaining time of its running tasks; an original
+  without an estimate yet counts as ``m``): copying the K slowest candidates brings it to
+  ``max(the copies' ends, the longest remaining time of the tasks not copied, m while a
+  task still waits for a slot)``; saving time on a task that would not be last does not
+  shorten the job;
 - **benefit** ``B(K) = E[F - that]``: seconds of the type's finish the K copies save;
-  **cost** ``K(K) = cost_weight * busy * sum E[min(C, R)]``: the copies' slot-seconds,
-  weighted by the share of the cluster's slots in use (``assumed_busy`` when unknown);
+  **cost** ``K(K) = cost_weight * busy * sum E[slot time]``: the copies' slot-seconds
+  (``C`` for a copy that wins; a copy that loses runs until its own estimate shows it
+  behind, about two report delays, when it is killed), weighted by the share of the
+  cluster's slots in use (``assumed_busy`` when unknown);
 - **copy** the K slowest for the K with the largest ``B - K > 0`` (and ``B >= min_saving``);
   at most one copy per task.
 
-Two guards keep it from wasting:
+Three guards keep it from wasting:
 
 - **Skew triage:** a task whose input is ``skew_ratio`` x its type's median input or more,
   and whose run time is within ``skew_ratio`` of what its input explains (``M``), is slow
@@ -32,12 +35,22 @@ Two guards keep it from wasting:
   is put down to skew; ``hedge imkp`` evens reducer input for the job's next run). A task
   with more data that is also slower than its data explains is judged like any other, its
   copy expected to take ``M``-scaled time.
+- **Killing a copy that falls behind:** once a copy has its own estimate (two progress
+  reports) and that estimate ends later than its original's, the copy is killed at once
+  (``kill_attempt``): it can only lose, and every second it runs on is waste. Its task gets
+  no second copy.
 - **Learning from its own races:** the belief about ``lam`` starts as a normal prior around
   ``lam`` (width ``prior_width``) and is updated by Bayes' rule with every race of this job
-  (P(the copy wins) under each ``lam``), so a job whose copies lose (its slowness is the
-  tasks' own work: nothing to gain) believes ``lam`` near 0 after a few races and stops.
-  Until ``probe_races`` races of the job have ended, no more than that many copies run at
-  once: the model is probed before it is trusted with many slots.
+  (:class:`Race`): by the copy's own run time where the copy had an estimate (its likelihood
+  under each ``lam``, an estimate being within ``ESTIMATE_LOG_SD`` of the truth), else by
+  who won. A job whose copies run as slowly as their originals (its slowness is the tasks'
+  own work: nothing to gain) comes to believe ``lam`` near 0 and stops. Until
+  ``probe_races`` races of the job have ended, no more than that many copies run at once:
+  the model is probed before it is trusted with many slots.
+
+Defaults: ``cost_weight`` 0.25 was chosen on the synthetic-busy workload of
+``tests/bench/bench_policies.py``, seeds 0-3, between 0.15 and 1.0 (0.5 before the early
+kill); seeds 4-7, the real traces and the ``inherent`` runs were not used to choose it.
 
 Placement: copies avoid the nodes their originals run on (``avoid_nodes``) and prefer the
 fastest node the node ranking knows (``prefer_node``), where it knows one. Every decision is
@@ -48,6 +61,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,6 +80,9 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
+# how far (log sd) an attempt's own run-time estimate may be from its true run time: the
+# width of the likelihood of a copy's observed run time under each lam (Race)
+ESTIMATE_LOG_SD = 0.2
 MIN_FIT = 5  # running originals with an input and an estimate before beta is fitted
 
 
@@ -86,7 +103,7 @@ class HedgeAuto(Policy):
 
     name = "hedge-auto"
 
-    def __init__(self, cost_weight: float = 0.5, assumed_busy: float = 0.5,
+    def __init__(self, cost_weight: float = 0.25, assumed_busy: float = 0.5,
                  lam: float = CALIBRATED_LAMBDA,
                  min_completed: int = 3, min_saving: float = 1.0, skew_ratio: float = 1.5,
                  prior_width: float = 0.2, probe_races: int = 2) -> None:
@@ -98,10 +115,10 @@ class HedgeAuto(Policy):
         self.skew_ratio = float(skew_ratio)
         self.prior_width = float(prior_width)
         self.probe_races = int(probe_races)
-        # copied task -> [P(copy wins) under each LAMBDAS value, copy ahead at the last scan]
-        self._races: dict[int, list] = {}
+        self._races: dict[int, Race] = {}  # copied task -> its race with the original
         self._log_belief = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
         self._settled = 0  # races of this job that have ended
+        self._lost: set[int] = set()  # tasks whose copy was killed behind: never copied again
 
     @property
     def belief(self) -> np.ndarray:
@@ -117,7 +134,7 @@ class HedgeAuto(Policy):
     def decide(self, snapshot: Snapshot) -> Actions:
         a = snapshot.attempts
         remaining = jvm_ect(a, snapshot.now) - snapshot.now
-        self._follow_races(snapshot, remaining)
+        kills = self._follow_races(snapshot, remaining)
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         n_tasks = snapshot.job.n_maps + snapshot.job.n_reduces
         per_task = np.bincount(a.task[live], minlength=n_tasks)
@@ -131,12 +148,14 @@ class HedgeAuto(Policy):
             judged = True
             chosen += self._judge(snapshot, task_type, done, of_type, per_task, remaining)
         if not judged:
+            if kills:
+                return Actions(kill_attempt=kills)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
         running = a.state == AttemptState.RUNNING
         avoid = np.unique(a.node[running & np.isin(a.task, chosen) & (a.node >= 0)])
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
-                       avoid_nodes=avoid if chosen else [])
+                       avoid_nodes=avoid if chosen else [], kill_attempt=kills)
 
     def _judge(self, snapshot: Snapshot, task_type: int, done: np.ndarray, of_type: np.ndarray,
                per_task: np.ndarray, remaining: np.ndarray) -> list[int]:
@@ -144,8 +163,8 @@ class HedgeAuto(Policy):
         expected saving of the type's finish time exceeds their copies' cost by most."""
         a = snapshot.attempts
         m = float(np.median(done))
-        k, scale = self._input_scale(snapshot, of_type, remaining)
-        rows = self._candidates(snapshot, of_type, per_task, remaining, k, scale, m)
+        input_ratio, scale = self._input_scale(snapshot, of_type, remaining)
+        rows = self._candidates(snapshot, of_type, per_task, remaining, input_ratio, scale, m)
         if not len(rows):
             return []
         residual = _summarised(np.log(done / m))
@@ -157,14 +176,21 @@ class HedgeAuto(Policy):
         lam = LAMBDAS[:, None, None]  # axes: lam, candidate, completed residual
         copy = typical[None, :, None] * np.exp(
             (1 - lam) * np.log(total / typical)[None, :, None] + lam * residual)
-        race = np.minimum(copy, left[None, :, None])  # the copy's slot time, and its end
+        race = np.minimum(copy, left[None, :, None])  # the copy's end (the task's, if later)
+        # the copy's slot time: a copy that falls behind is killed as soon as its own
+        # estimate shows it (_follow_races), about ``check`` seconds after it starts
+        check = self._check_time(snapshot, of_type)
+        slot = np.where(copy < left[None, :, None], copy, np.minimum(race, check))
         belief = self.belief
         # the type's finish without a copy, and what bounds it once the top K are copied:
         # the running tasks of the type outside the top K (all of them, not only
         # candidates), and a task still waiting for a slot (about m more)
-        finish = float(np.nanmax(remaining[of_type]))
+        # an original without an estimate yet (just started) needs about m more; a copy
+        # without one stands for a task its original already bounds
+        bound = np.where(np.isfinite(remaining), remaining, np.where(a.speculative, -np.inf, m))
+        finish = float(np.max(bound[of_type]))
         outside = np.sort(np.where(np.isin(np.flatnonzero(of_type), rows), -np.inf,
-                                   remaining[of_type]))[::-1]
+                                   bound[of_type]))[::-1]
         waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
         floor = m if waiting else 0.0
         busy = self._busy(snapshot)
@@ -173,7 +199,7 @@ class HedgeAuto(Policy):
         cost = 0.0
         for k in range(len(rows)):
             end = np.maximum(end, race[:, k, :])
-            cost += self.cost_weight * busy * float(belief @ race[:, k, :].mean(axis=1))
+            cost += self.cost_weight * busy * float(belief @ slot[:, k, :].mean(axis=1))
             rest = max(float(np.max(left[k + 1:], initial=0.0)),
                        float(outside[0]) if len(outside) and np.isfinite(outside[0]) else 0.0,
                        floor)
@@ -183,11 +209,21 @@ class HedgeAuto(Policy):
         chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room())]]
         win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
         for k, task in enumerate(chosen):
-            self._races[task] = [win[:, k], False]
+            self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
         if chosen:
             log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f", chosen,
                       finish, best[0], best[1], self.lam_estimate)
         return chosen
+
+    @staticmethod
+    def _check_time(snapshot: Snapshot, of_type: np.ndarray) -> float:
+        """Seconds from a copy's start until its own estimate exists (two progress reports):
+        twice the type's median delay to a first report (JVM start-up, then one report
+        interval; inf when no attempt of the type has reported yet)."""
+        a = snapshot.attempts
+        delay = (a.first_progress_time - a.start)[of_type]
+        delay = delay[np.isfinite(delay)]
+        return 2.0 * float(np.median(delay)) if len(delay) else math.inf
 
     def _room(self) -> int:
         """Copies this job may start now: unlimited once ``probe_races`` races have ended,
@@ -209,7 +245,8 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
                               & np.isfinite(remaining) & (remaining > 0))
-        rows = rows[~np.isin(a.task[rows], np.fromiter(self._races, np.int64, len(self._races)))]
+        raced = np.fromiter([*self._races, *self._lost], np.int64)
+        rows = rows[~np.isin(a.task[rows], raced)]
         total = snapshot.now - a.start[rows] + remaining[rows]
         skewed = (k[rows] >= self.skew_ratio) & (total / scale[rows] <= self.skew_ratio * m)
         for r in rows[skewed]:
@@ -271,27 +308,75 @@ class HedgeAuto(Policy):
         best = int(np.argmax(speed))
         return best if np.isfinite(speed[best]) and speed[best] > 1.0 else -1
 
-    def _follow_races(self, snapshot: Snapshot, remaining: np.ndarray) -> None:
-        """Note which attempt of each raced task is ahead; a task gone from the snapshot has
-        completed, and the attempt that was ahead at its last scan is taken as the winner
-        (neither the AM's nor the simulator's snapshot says who won)."""
+    def _follow_races(self, snapshot: Snapshot, remaining: np.ndarray) -> list[int]:
+        """Note which attempt of each raced task is ahead, and end the races a copy has lost.
+
+        A task gone from the snapshot has completed, and the attempt that was ahead at its
+        last scan is taken as the winner (neither the AM's nor the simulator's snapshot says
+        who won). A copy whose own estimate (from its own reports: it has run long enough to
+        have a rate) ends later than its original's is killed at once: it can only lose, and
+        every second it runs on is waste. Returns the attempts to kill."""
         if not self._races:
-            return
+            return []
         a = snapshot.attempts
         running = a.state == AttemptState.RUNNING
+        kills: list[int] = []
         for task in list(self._races):
             rows = np.flatnonzero(running & (a.task == task))
             if not len(rows):
-                p_win, ahead = self._races.pop(task)
-                likelihood = p_win if ahead else 1 - p_win
-                self._log_belief += np.log(np.clip(likelihood, 0.01, 1.0))
-                self._settled += 1
+                self._settle(task, won=self._races[task].ahead)
                 continue
-            copy, orig = remaining[rows][a.speculative[rows]], remaining[rows][~a.speculative[rows]]
-            if len(copy) and len(orig) and np.isfinite(copy).any():
-                self._races[task][1] = bool(np.nanmin(copy) < np.nanmin(orig))
+            copy, orig = rows[a.speculative[rows]], rows[~a.speculative[rows]]
+            copy_end, orig_end = _earliest(remaining[copy]), _earliest(remaining[orig])
+            if len(copy) and math.isfinite(copy_end):
+                self._races[task].copy_total = float(copy_end + snapshot.now
+                                                     - a.start[copy].max())
+            if len(copy) and len(orig) and math.isfinite(copy_end):
+                self._races[task].ahead = copy_end < orig_end
+                if copy_end > orig_end:
+                    kills += a.attempt[copy].tolist()
+                    self._settle(task, won=False)
+                    self._lost.add(task)
             elif len(copy) and not len(orig):
-                self._races[task][1] = True  # the original is gone, the copy runs on
+                self._races[task].ahead = True  # the original is gone, the copy runs on
+        return kills
+
+    def _settle(self, task: int, won: bool) -> None:
+        """A race has ended: update the belief about lam with what it showed."""
+        self._log_belief += self._races.pop(task).log_likelihood(won)
+        self._settled += 1
+
+
+@dataclass
+class Race:
+    """A copy racing its original, as predicted when the copy was made.
+
+    - ``p_win``: P(the copy finishes first) under each ``LAMBDAS`` value;
+    - ``log_copy``: the copy's predicted log run time per ``LAMBDAS`` value (rows) and
+      residual (columns);
+    - ``ahead``: whether the copy was ahead at the last scan;
+    - ``copy_total``: the copy's run time by its own latest estimate (NaN: none yet)."""
+
+    p_win: np.ndarray
+    log_copy: np.ndarray
+    ahead: bool = False
+    copy_total: float = math.nan
+
+    def log_likelihood(self, won: bool) -> np.ndarray:
+        """Per ``LAMBDAS`` value, the log likelihood of what the race showed: the copy's own
+        run time where it had an estimate (far sharper than who won: a copy as slow as its
+        original speaks for lam near 0 however the race ended), else its outcome."""
+        if math.isfinite(self.copy_total) and self.copy_total > 0:
+            z = (math.log(self.copy_total) - self.log_copy) / ESTIMATE_LOG_SD
+            return np.logaddexp.reduce(-0.5 * z ** 2, axis=1)  # up to a constant
+        likelihood = self.p_win if won else 1 - self.p_win
+        return np.log(np.clip(likelihood, 0.01, 1.0))
+
+
+def _earliest(remaining: np.ndarray) -> float:
+    """The soonest finite remaining time among some attempts (inf: none has an estimate)."""
+    finite = remaining[np.isfinite(remaining)]
+    return float(finite.min()) if len(finite) else math.inf
 
 
 def _summarised(residual: np.ndarray) -> np.ndarray:
