@@ -107,6 +107,11 @@ class SlotView:
     cluster_util: float | None = None
     end: np.ndarray | None = None  # per slot: its attempt's true end (clairvoyant runs)
     copy_time: np.ndarray | None = None  # per task: a copy's true run time (clairvoyant)
+    # per task: its completed run time (NaN until it completes); per job: its first task's
+    # row in the per-task arrays and its number of maps (None: unknown)
+    task_runtime: np.ndarray | None = None
+    job_offset: np.ndarray | None = None
+    job_maps: np.ndarray | None = None
 
     def rows(self) -> np.ndarray:
         """The busy slots of due jobs, ascending."""

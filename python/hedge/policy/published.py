@@ -327,12 +327,36 @@ class Spark(Policy):
 
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
-        slots (``_spark_gate``): the same bound and slack."""
-        return _spark_gate(view.now, self.quantile, self.multiplier, self.min_runtime,
+        slots (``_spark_gate``): the same bound and slack; then, for the few jobs it
+        wants, ``decide``'s own test with the median of the completed run times when the
+        view holds them (``_over_limit``), so it may want fewer jobs than ``needs_scan``."""
+        want = _spark_gate(view.now, self.quantile, self.multiplier, self.min_runtime,
                            view.due, view.job, view.task, view.start, view.task_type,
                            view.task_attempts, view.n_tasks.reshape(-1),
                            view.completed.reshape(-1), view.completed_mean.reshape(-1),
                            view.completed_std.reshape(-1))
+        if view.task_runtime is None or view.job_offset is None or view.job_maps is None:
+            return want
+        for j in (np.flatnonzero(want) - 1).tolist():
+            want[j + 1] = self._over_limit(view, j)
+        return want
+
+    def _over_limit(self, view: SlotView, j: int) -> bool:
+        """Would ``decide`` copy a task of job ``j``? (its stage tests and limits, exactly)"""
+        rows = np.flatnonzero(view.job == j)
+        task = view.task[rows]
+        off, n_maps = int(view.job_offset[j]), int(view.job_maps[j])
+        n_reds = int(view.n_tasks[j, REDUCE])
+        for task_type, lo, n_type in ((MAP, off, n_maps), (REDUCE, off + n_maps, n_reds)):
+            runtime = view.task_runtime[lo:lo + n_type]
+            done = runtime[~np.isnan(runtime)]
+            if n_type == 0 or len(done) < math.floor(self.quantile * n_type) or not len(done):
+                continue
+            limit = max(self.multiplier * float(np.median(done)), self.min_runtime)
+            if ((view.task_type[task] == task_type) & (view.task_attempts[task] == 1)
+                    & (view.now - view.start[rows] > limit)).any():
+                return True
+        return False
 
 
 @njit(cache=True)

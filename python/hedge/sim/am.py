@@ -188,7 +188,8 @@ class AppMasters:
             completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival,
             job_deadline=tb.j_deadline, end=live.end if self.clairvoyant else None,
             copy_time=(tb.t_base * self.draws.known + self.cluster.startup
-                       if self.clairvoyant else None))
+                       if self.clairvoyant else None),
+            task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps)
 
     def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""
