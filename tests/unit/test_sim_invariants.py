@@ -130,7 +130,8 @@ def test_same_seed_gives_bit_identical_tables():
 GATED = [("hadoop", {}), ("spark", {}), ("late", {}), ("mantri", {}), ("static", {}),
          ("static", {"estimator": "legacy"}), ("score", {}), ("score", {"gap": 0.05}),
          ("rate", {}), ("rate", {"factor": 1.05}), ("adaptive", {}),
-         ("adaptive", {"estimator": "legacy"}), ("oracle", {}), ("spark-legacy", {})]
+         ("adaptive", {"estimator": "legacy"}), ("oracle", {}), ("oracle", {"after_reports": 2}),
+         ("spark-legacy", {})]
 
 
 @pytest.mark.slow
