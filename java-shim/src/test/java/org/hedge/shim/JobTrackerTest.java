@@ -104,6 +104,26 @@ class JobTrackerTest {
     assertArrayEquals(new float[] {6f}, again.doneMapRuntimes);
   }
 
+  /** A scan clears what it sent: the next change of the same attempt is in the next delta. */
+  @Test
+  void anAttemptSentInAScanIsSentAgainWhenItChangesAgain() {
+    TaskAttemptId m0 = attempt(TaskType.MAP, 0, 0);
+    TaskAttemptId m1 = attempt(TaskType.MAP, 1, 0);
+    tracker.started(m0, 11_000);
+    tracker.started(m1, 11_000);
+    assertEquals(2, tracker.snapshot(12_000, 2, 0, context).rows); // full, both dirty
+    report(m0, 13_000, 0.25f, TaskAttemptState.RUNNING);
+    Scan first = tracker.snapshot(14_000, 2, 0, context);
+    assertEquals(1, first.rows);
+    assertEquals(0, first.task[0]);
+    report(m0, 15_000, 0.5f, TaskAttemptState.RUNNING);
+    report(m1, 15_000, 0.25f, TaskAttemptState.RUNNING);
+    Scan second = tracker.snapshot(16_000, 2, 0, context);
+    assertEquals(2, second.rows);
+    assertArrayEquals(new float[] {0.5f, 0.25f}, java.util.Arrays.copyOf(second.progress, 2));
+    assertEquals(0, tracker.snapshot(17_000, 2, 0, context).rows);
+  }
+
   @Test
   void copiesAreMarkedSpeculativeAndCounted() {
     TaskAttemptId first = attempt(TaskType.MAP, 0, 0);
