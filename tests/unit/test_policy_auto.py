@@ -160,3 +160,20 @@ def test_what_input_explains_is_fitted_from_the_running_peers() -> None:
                  for i, x in enumerate(inputs)]
         decision = create("hedge-auto").decide(snapshot(20.0, rows, done=[]))
         assert decision.speculate_task.tolist() == copied, beta
+
+
+def test_a_task_whose_copy_is_ahead_no_longer_bounds_the_finish() -> None:
+    """Tasks 7 and 8 are equally slow (about 190 s left); 7's copy will be done in about a
+    second. The type now ends with task 8, so copying it pays: 7's original does not count."""
+    rows = [(7, 0.1, 3), (7, 0.5, 4, True), (8, 0.1, 5)]
+    assert create("hedge-auto").decide(snapshot(20.0, rows)).speculate_task.tolist() == [8]
+
+
+def test_no_more_copies_are_asked_than_hadoops_cap_allows() -> None:
+    """Thirty equally slow tasks of a 40-task job: Hadoop's default cap allows ten copies
+    at once; a copy asked beyond it would be refused while its task counted as racing."""
+    rows = [(t, 0.1, t) for t in range(30)]
+    snap = snapshot(20.0, rows, done=DONE * 2)
+    snap.job.n_maps = 40
+    asked = create("hedge-auto", probe_races=100).decide(snap).speculate_task
+    assert len(asked) == 10

@@ -14,7 +14,8 @@ median ``m``, residuals ``e = log(D / m)``), each running task with one live att
   ``k`` times its type's median input (``k = 1`` where inputs are not known): more data is
   more work for any attempt, by the elasticity ``beta`` the type's running tasks show (1
   until ``MIN_FIT`` of them report an input);
-- the type's finish ``F`` (the longest remaining time of its running tasks; an original
+- the type's finish ``F`` (the longest remaining time of its running tasks, a task ending
+  with its first attempt to end: a task whose copy is ahead no longer bounds it; an attempt
   without an estimate yet counts as ``m``): copying the K slowest candidates brings it to
   ``max(the copies' ends, the longest remaining time of the tasks not copied, m while a
   task still waits for a slot)``; saving time on a task that would not be last does not
@@ -25,7 +26,8 @@ median ``m``, residuals ``e = log(D / m)``), each running task with one live att
   behind, about two report delays, when it is killed), weighted by the share of the
   cluster's slots in use (``assumed_busy`` when unknown);
 - **copy** the K slowest for the K with the largest ``B - K > 0`` (and ``B >= min_saving``);
-  at most one copy per task.
+  at most one copy per task, and no more than Hadoop's speculation cap lets the job start
+  now (a copy the AM refused would leave its task counted as racing).
 
 Three guards keep it from wasting:
 
@@ -44,9 +46,10 @@ Three guards keep it from wasting:
   (:class:`Race`): by the copy's own run time where the copy had an estimate (its likelihood
   under each ``lam``, an estimate being within ``ESTIMATE_LOG_SD`` of the truth), else by
   who won. A job whose copies run as slowly as their originals (its slowness is the tasks'
-  own work: nothing to gain) comes to believe ``lam`` near 0 and stops. Until
-  ``probe_races`` races of the job have ended, no more than that many copies run at once:
-  the model is probed before it is trusted with many slots.
+  own work: nothing to gain) comes to believe ``lam`` near 0 and stops. A race teaches as
+  soon as its copy has an estimate, not when it ends (a copy of a long task may run as long
+  as the job). Until ``probe_races`` races of the job have taught it, no more than that
+  many copies teach at once: the model is probed before it is trusted with many slots.
 
 Defaults: ``cost_weight`` 0.25 was chosen on the synthetic-busy workload of
 ``tests/bench/bench_policies.py``, seeds 0-3, between 0.15 and 1.0 (0.5 before the early
@@ -68,6 +71,7 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
+from hedge.policy.limits import SpeculationSettings, room
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
@@ -80,6 +84,7 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
+CAPS = SpeculationSettings()  # the speculation cap copies are asked within (_cap_room)
 # how far (log sd) an attempt's own run-time estimate may be from its true run time: the
 # width of the likelihood of a copy's observed run time under each lam (Race)
 ESTIMATE_LOG_SD = 0.2
@@ -117,7 +122,7 @@ class HedgeAuto(Policy):
         self.probe_races = int(probe_races)
         self._races: dict[int, Race] = {}  # copied task -> its race with the original
         self._log_belief = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
-        self._settled = 0  # races of this job that have ended
+        self._settled = 0  # races of this job that have taught the belief (Race.learned)
         self._lost: set[int] = set()  # tasks whose copy was killed behind: never copied again
 
     @property
@@ -185,28 +190,32 @@ class HedgeAuto(Policy):
         # the type's finish without a copy, and what bounds it once the top K are copied:
         # the running tasks of the type outside the top K (all of them, not only
         # candidates), and a task still waiting for a slot (about m more)
-        # an original without an estimate yet (just started) needs about m more; a copy
-        # without one stands for a task its original already bounds
-        bound = np.where(np.isfinite(remaining), remaining, np.where(a.speculative, -np.inf, m))
-        finish = float(np.max(bound[of_type]))
-        outside = np.sort(np.where(np.isin(np.flatnonzero(of_type), rows), -np.inf,
-                                   bound[of_type]))[::-1]
+        # each running task ends with its first attempt to end; an attempt without an
+        # estimate yet (just started, or a copy just made) needs about m more
+        bound = np.where(np.isfinite(remaining), remaining, m)
+        typed = np.flatnonzero(of_type)
+        _, task_of = np.unique(a.task[typed], return_inverse=True)
+        task_end = np.full(task_of.max(initial=-1) + 1, np.inf)
+        np.minimum.at(task_end, task_of, bound[typed])
+        ends = task_end[task_of]
+        finish = float(ends.max())
+        others = ends[~np.isin(typed, rows)]
+        outside = float(others.max()) if len(others) and others.max() > 0 else 0.0
         waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
         floor = m if waiting else 0.0
-        busy = self._busy(snapshot)
-        best_k, best_net, best = 0, 0.0, (0.0, 0.0)
-        end = np.zeros(race.shape[::2])  # per lam and residual: the latest copy's end
-        cost = 0.0
-        for k in range(len(rows)):
-            end = np.maximum(end, race[:, k, :])
-            cost += self.cost_weight * busy * float(belief @ slot[:, k, :].mean(axis=1))
-            rest = max(float(np.max(left[k + 1:], initial=0.0)),
-                       float(outside[0]) if len(outside) and np.isfinite(outside[0]) else 0.0,
-                       floor)
-            benefit = float(belief @ np.maximum(finish - np.maximum(end, rest), 0).mean(axis=1))
-            if benefit - cost > best_net and benefit >= self.min_saving:
-                best_k, best_net, best = k + 1, benefit - cost, (benefit, cost)
-        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room())]]
+        # for each K (axis 1): the latest of the top K copies' ends, what else bounds the
+        # finish (the candidates after the top K, the tasks not candidates, a waiting
+        # task), the saving and the copies' summed cost
+        end = np.maximum.accumulate(race, axis=1)
+        after = np.append(np.maximum.accumulate(left[::-1])[::-1][1:], 0.0)
+        rest = np.maximum(np.maximum(after, outside), floor)
+        saving = np.maximum(finish - np.maximum(end, rest[None, :, None]), 0).mean(axis=2)
+        benefit = belief @ saving
+        cost = np.cumsum(self.cost_weight * self._busy(snapshot) * (belief @ slot.mean(axis=2)))
+        net = np.where(benefit >= self.min_saving, benefit - cost, 0.0)
+        best_k = int(np.argmax(net)) + 1 if net.max(initial=0.0) > 0 else 0
+        best = (benefit[best_k - 1], cost[best_k - 1]) if best_k else (0.0, 0.0)
+        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room(), _cap_room(snapshot))]]
         win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
         for k, task in enumerate(chosen):
             self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
@@ -226,11 +235,13 @@ class HedgeAuto(Policy):
         return 2.0 * float(np.median(delay)) if len(delay) else math.inf
 
     def _room(self) -> int:
-        """Copies this job may start now: unlimited once ``probe_races`` races have ended,
-        else up to ``probe_races`` in flight (probe before trusting the model)."""
+        """Copies this job may start now: unlimited once ``probe_races`` races have taught
+        the belief (by the copy's own estimate, or by their end), else up to ``probe_races``
+        still teaching (probe before trusting the model with many slots)."""
         if self._settled >= self.probe_races:
             return MAX_CANDIDATES
-        return max(self.probe_races - len(self._races), 0)
+        teaching = sum(not race.learned for race in self._races.values())
+        return max(self.probe_races - teaching, 0)
 
     def _candidates(self, snapshot: Snapshot, of_type: np.ndarray, per_task: np.ndarray,
                     remaining: np.ndarray, k: np.ndarray, scale: np.ndarray,
@@ -329,8 +340,7 @@ class HedgeAuto(Policy):
             copy, orig = rows[a.speculative[rows]], rows[~a.speculative[rows]]
             copy_end, orig_end = _earliest(remaining[copy]), _earliest(remaining[orig])
             if len(copy) and math.isfinite(copy_end):
-                self._races[task].copy_total = float(copy_end + snapshot.now
-                                                     - a.start[copy].max())
+                self._learn(task, copy_end + snapshot.now - float(a.start[copy].max()))
             if len(copy) and len(orig) and math.isfinite(copy_end):
                 self._races[task].ahead = copy_end < orig_end
                 if copy_end > orig_end:
@@ -341,10 +351,24 @@ class HedgeAuto(Policy):
                 self._races[task].ahead = True  # the original is gone, the copy runs on
         return kills
 
+    def _learn(self, task: int, copy_total: float) -> None:
+        """The copy of ``task`` has its own estimate (``copy_total`` s in all): the first
+        one updates the belief about lam, without waiting for the race to end (a copy of a
+        long task may take as long as the job)."""
+        race = self._races[task]
+        race.copy_total = copy_total
+        if not race.learned:
+            self._log_belief += race.log_likelihood(won=False)  # by copy_total: won unused
+            race.learned = True
+            self._settled += 1
+
     def _settle(self, task: int, won: bool) -> None:
-        """A race has ended: update the belief about lam with what it showed."""
-        self._log_belief += self._races.pop(task).log_likelihood(won)
-        self._settled += 1
+        """A race has ended: update the belief about lam with who won, unless the copy's
+        own estimate already did."""
+        race = self._races.pop(task)
+        if not race.learned:
+            self._log_belief += race.log_likelihood(won)
+            self._settled += 1
 
 
 @dataclass
@@ -355,12 +379,14 @@ class Race:
     - ``log_copy``: the copy's predicted log run time per ``LAMBDAS`` value (rows) and
       residual (columns);
     - ``ahead``: whether the copy was ahead at the last scan;
-    - ``copy_total``: the copy's run time by its own latest estimate (NaN: none yet)."""
+    - ``copy_total``: the copy's run time by its own latest estimate (NaN: none yet);
+    - ``learned``: whether the belief about lam has taken this race into account."""
 
     p_win: np.ndarray
     log_copy: np.ndarray
     ahead: bool = False
     copy_total: float = math.nan
+    learned: bool = False
 
     def log_likelihood(self, won: bool) -> np.ndarray:
         """Per ``LAMBDAS`` value, the log likelihood of what the race showed: the copy's own
@@ -384,3 +410,14 @@ def _summarised(residual: np.ndarray) -> np.ndarray:
     if len(residual) <= MAX_RESIDUALS:
         return residual
     return np.quantile(residual, (np.arange(MAX_RESIDUALS) + 0.5) / MAX_RESIDUALS)
+
+
+def _cap_room(snapshot: Snapshot) -> int:
+    """Copies Hadoop's speculation cap lets this job start now (its defaults, ``CAPS``: a
+    snapshot does not carry the job's own settings). A copy asked beyond it would be
+    refused, and its task, counted as racing, would never get one."""
+    a, job = snapshot.attempts, snapshot.job
+    live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+    running_tasks = len(np.unique(a.task[a.state == AttemptState.RUNNING]))
+    return max(room(CAPS, job.n_maps + job.n_reduces, running_tasks,
+                    int(np.count_nonzero(live & a.speculative))), 0)
