@@ -22,8 +22,8 @@ none in job and machine time. Nothing is tuned here: hedge-auto runs with its de
 
 Each workload's table ends with hedge-auto's targets, met or MISSED, with the figure. The
 real traces are one workload each (seed 0: the trace is the workload); each synthetic
-workload runs on several seeds, since one seed's share moves by 0.1-0.2 (synthetic-busy:
-0.59 on seed 0, 0.59-0.78 on seeds 1-3).
+workload runs on several seeds, since one seed's share moves by up to 0.3 (synthetic-busy,
+hedge-auto of 2026-11-26: 0.70-0.98 over seeds 0-7).
 
 Usage: .venv/bin/python tests/bench/bench_policies.py [--quick] [--policies a,b,...]
   [--seeds 0,1,2]
