@@ -71,7 +71,7 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, room
+from hedge.policy.limits import SpeculationSettings, snapshot_room
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
@@ -84,7 +84,9 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
-CAPS = SpeculationSettings()  # the speculation cap copies are asked within (_cap_room)
+# the speculation cap copies are asked within: Hadoop's defaults (a snapshot does not
+# carry the job's own settings)
+CAPS = SpeculationSettings()
 # how far (log sd) an attempt's own run-time estimate may be from its true run time: the
 # width of the likelihood of a copy's observed run time under each lam (Race)
 ESTIMATE_LOG_SD = 0.2
@@ -215,7 +217,7 @@ class HedgeAuto(Policy):
         net = np.where(benefit >= self.min_saving, benefit - cost, 0.0)
         best_k = int(np.argmax(net)) + 1 if net.max(initial=0.0) > 0 else 0
         best = (benefit[best_k - 1], cost[best_k - 1]) if best_k else (0.0, 0.0)
-        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room(), _cap_room(snapshot))]]
+        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room(), max(snapshot_room(snapshot, CAPS), 0))]]
         win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
         for k, task in enumerate(chosen):
             self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
@@ -411,13 +413,3 @@ def _summarised(residual: np.ndarray) -> np.ndarray:
         return residual
     return np.quantile(residual, (np.arange(MAX_RESIDUALS) + 0.5) / MAX_RESIDUALS)
 
-
-def _cap_room(snapshot: Snapshot) -> int:
-    """Copies Hadoop's speculation cap lets this job start now (its defaults, ``CAPS``: a
-    snapshot does not carry the job's own settings). A copy asked beyond it would be
-    refused, and its task, counted as racing, would never get one."""
-    a, job = snapshot.attempts, snapshot.job
-    live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
-    running_tasks = len(np.unique(a.task[a.state == AttemptState.RUNNING]))
-    return max(room(CAPS, job.n_maps + job.n_reduces, running_tasks,
-                    int(np.count_nonzero(live & a.speculative))), 0)

@@ -52,7 +52,7 @@ from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, room
+from hedge.policy.limits import SpeculationSettings, snapshot_room
 
 
 class _Chronos(Policy):
@@ -224,14 +224,14 @@ class _Chronos(Policy):
 
     def _copies_within_cap(self, s: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """The owed copies Hadoop's cap lets start now: (tasks, copies per task), the
-        longest-waiting plans first (then by task), as many as :func:`room` allows (a task
+        longest-waiting plans first (then by task), as many as :func:`hedge.policy.limits.snapshot_room` allows (a task
         may get part of its copies now and the rest later). Owed copies of a task that is
         decided or has no live attempt (finished) lapse."""
         _, live = self._live(s)
         open_task = np.bincount(s.attempts.task[live], minlength=len(self._owed)) > 0
         self._owed[self._done | ~open_task] = 0
         waiting = np.flatnonzero(self._owed > 0)
-        space = _cap_room(s) if len(waiting) else 0
+        space = snapshot_room(s, CAPS) if len(waiting) else 0
         if space <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         order = waiting[np.lexsort((waiting, self._acted[waiting]))]
@@ -312,16 +312,6 @@ class ChronosResume(_Chronos):
         self._asked[late] = s.now  # resumes are not capped: they start at once
         return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
                        kill_attempt=kills)
-
-
-def _cap_room(s: Snapshot) -> int:
-    """Copies Hadoop's cap (:data:`CAPS`) lets the job start now, counted from the snapshot
-    as the AM counts them (:func:`hedge.policy.limits.limit`)."""
-    a = s.attempts
-    running = a.state == AttemptState.RUNNING
-    live = running | (a.state == AttemptState.WAITING)
-    return room(CAPS, s.job.n_maps + s.job.n_reduces, len(np.unique(a.task[running])),
-                int(np.count_nonzero(live & a.speculative)))
 
 
 # the speculation cap copies are asked within (Hadoop's defaults: a snapshot does not carry

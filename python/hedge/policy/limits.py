@@ -147,6 +147,18 @@ def room(settings: SpeculationSettings, total_tasks: int, running_tasks: int,
     return settings.allowed(total_tasks, running_tasks) - speculating
 
 
+def snapshot_room(snapshot: Snapshot, settings: SpeculationSettings) -> int:
+    """:func:`room` counted from a snapshot as the AM counts (rule 3): speculating = live
+    (running or waiting) attempts marked speculative; running tasks = tasks with a RUNNING
+    attempt. A policy asks within it (a copy the AM refused would leave its task counted as
+    racing); :func:`limit` cuts by it."""
+    a, job = snapshot.attempts, snapshot.job
+    live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+    running_tasks = len(np.unique(a.task[a.state == AttemptState.RUNNING]))
+    return room(settings, job.n_maps + job.n_reduces, running_tasks,
+                int(np.count_nonzero(live & a.speculative)))
+
+
 def limit_copies(settings: SpeculationSettings, n_maps: int, space: int, task: np.ndarray,
                  copies: np.ndarray, open_task: np.ndarray) -> np.ndarray:
     """Copies granted per request (rules 1-3): request i asks ``copies[i]`` of ``task[i]``
@@ -197,9 +209,7 @@ def limit(actions: Actions, snapshot: Snapshot, settings: SpeculationSettings,
     changes: dict[str, object] = {}
     if len(actions.speculate_task):
         task = actions.speculate_task
-        running = a.state == AttemptState.RUNNING
-        space = room(settings, n_tasks, len(np.unique(a.task[running])),
-                     int(np.count_nonzero(live_rows & a.speculative)))
+        space = snapshot_room(snapshot, settings)
         open_task = np.ones(len(task), dtype=bool) if done is None else ~done[task]
         granted = limit_copies(settings, job.n_maps, space, task, actions.speculate_copies,
                                open_task)

@@ -70,7 +70,7 @@ from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, room
+from hedge.policy.limits import SpeculationSettings, snapshot_room
 from hedge.policy.node_history import NodeHistory, attempt_local
 
 
@@ -234,11 +234,7 @@ class WindowPolicy(Policy):
         (:data:`CAPS`): a snapshot does not carry the job's own settings."""
         if not ready.any():
             return ready
-        a, job = snap.attempts, snap.job
-        live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
-        running_tasks = len(np.unique(a.task[a.state == AttemptState.RUNNING]))
-        space = room(CAPS, job.n_maps + job.n_reduces, running_tasks,
-                     int(np.count_nonzero(live & a.speculative)))
+        space = snapshot_room(snap, CAPS)
         rows = np.flatnonzero(ready)
         out = np.zeros_like(ready)
         out[rows[:max(space, 0)]] = True
