@@ -124,7 +124,7 @@ class HedgeAuto(Policy):
         self.probe_races = int(probe_races)
         self._races: dict[int, Race] = {}  # copied task -> its race with the original
         self._log_belief = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
-        self._settled = 0  # races of this job that have taught the belief (Race.learned)
+        self._taught = 0  # races of this job that have taught the belief (Race.learned)
         self._lost: set[int] = set()  # tasks whose copy was killed behind: never copied again
 
     @property
@@ -141,6 +141,7 @@ class HedgeAuto(Policy):
     def decide(self, snapshot: Snapshot) -> Actions:
         a = snapshot.attempts
         remaining = jvm_ect(a, snapshot.now) - snapshot.now
+        total = snapshot.now - a.start + remaining  # each attempt's estimated run time
         kills = self._follow_races(snapshot, remaining)
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         n_tasks = snapshot.job.n_maps + snapshot.job.n_reduces
@@ -149,11 +150,12 @@ class HedgeAuto(Policy):
         judged = False
         for task_type in (MAP, REDUCE):
             of_type = (a.state == AttemptState.RUNNING) & (a.task_type == task_type)
-            done = self._typical_runtimes(snapshot, task_type, of_type, remaining)
+            done = self._typical_runtimes(snapshot, task_type, of_type, total)
             if len(done) < self.min_completed or not of_type.any():
                 continue
             judged = True
-            chosen += self._judge(snapshot, task_type, done, of_type, per_task, remaining)
+            chosen += self._judge(snapshot, task_type, done, of_type, per_task, remaining,
+                                  total)
         if not judged:
             if kills:
                 return Actions(kill_attempt=kills)
@@ -165,66 +167,86 @@ class HedgeAuto(Policy):
                        avoid_nodes=avoid if chosen else [], kill_attempt=kills)
 
     def _judge(self, snapshot: Snapshot, task_type: int, done: np.ndarray, of_type: np.ndarray,
-               per_task: np.ndarray, remaining: np.ndarray) -> list[int]:
+               per_task: np.ndarray, remaining: np.ndarray, total: np.ndarray) -> list[int]:
         """The tasks of one type worth a copy now: the K slowest candidates, for the K whose
         expected saving of the type's finish time exceeds their copies' cost by most."""
         a = snapshot.attempts
         m = float(np.median(done))
-        input_ratio, scale = self._input_scale(snapshot, of_type, remaining)
-        rows = self._candidates(snapshot, of_type, per_task, remaining, input_ratio, scale, m)
+        input_ratio, scale = self._input_scale(snapshot, of_type, total)
+        rows = self._candidates(snapshot, of_type, per_task, remaining, total, input_ratio,
+                                scale, m)
         if not len(rows):
             return []
         residual = _summarised(np.log(done / m))
         left = remaining[rows]
-        total = np.maximum(snapshot.now - a.start[rows] + left, 1e-9)
-        # a task with k x its peers' input takes k x as long at their pace, and so would its
-        # copy: only the slowness per byte is the model's to split (docs/trace-model.md)
+        # a task with k x its peers' input takes k ** beta x as long at their pace, and so
+        # would its copy: only the rest of its slowness is the model's to split
+        # (docs/trace-model.md)
         typical = m * scale[rows]
-        lam = LAMBDAS[:, None, None]  # axes: lam, candidate, completed residual
+        lam = LAMBDAS[:, None, None]  # axes: lam, candidate, residual
         copy = typical[None, :, None] * np.exp(
-            (1 - lam) * np.log(total / typical)[None, :, None] + lam * residual)
+            (1 - lam) * np.log(np.maximum(total[rows], 1e-9) / typical)[None, :, None]
+            + lam * residual)
         race = np.minimum(copy, left[None, :, None])  # the copy's end (the task's, if later)
         # the copy's slot time: a copy that falls behind is killed as soon as its own
         # estimate shows it (_follow_races), about ``check`` seconds after it starts
         check = self._check_time(snapshot, of_type)
         slot = np.where(copy < left[None, :, None], copy, np.minimum(race, check))
-        belief = self.belief
-        # the type's finish without a copy, and what bounds it once the top K are copied:
-        # the running tasks of the type outside the top K (all of them, not only
-        # candidates), and a task still waiting for a slot (about m more)
-        # each running task ends with its first attempt to end; an attempt without an
-        # estimate yet (just started, or a copy just made) needs about m more
+        finish, rest = self._finish_bounds(snapshot, task_type, of_type, rows, remaining, m)
+        best_k, benefit, cost = self._best_count(snapshot, race, slot, finish, rest)
+        room = min(self._room(), max(snapshot_room(snapshot, CAPS), 0))
+        chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
+        win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
+        for k, task in enumerate(chosen):
+            self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
+        if chosen:
+            log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f", chosen,
+                      finish, benefit, cost, self.lam_estimate)
+        return chosen
+
+    @staticmethod
+    def _finish_bounds(snapshot: Snapshot, task_type: int, of_type: np.ndarray,
+                       rows: np.ndarray, remaining: np.ndarray,
+                       m: float) -> tuple[float, np.ndarray]:
+        """The type's finish without a copy, and for each K what else bounds it once the
+        top K candidates are copied: the candidates after them, the running tasks that are
+        not candidates, and a task still waiting for a slot (about ``m`` more).
+
+        Each running task ends with its first attempt to end (a task whose copy is ahead no
+        longer bounds the finish); an attempt without an estimate yet (just started, or a
+        copy just made) needs about ``m`` more."""
+        a = snapshot.attempts
         bound = np.where(np.isfinite(remaining), remaining, m)
         typed = np.flatnonzero(of_type)
         _, task_of = np.unique(a.task[typed], return_inverse=True)
         task_end = np.full(task_of.max(initial=-1) + 1, np.inf)
         np.minimum.at(task_end, task_of, bound[typed])
         ends = task_end[task_of]
-        finish = float(ends.max())
         others = ends[~np.isin(typed, rows)]
         outside = float(others.max()) if len(others) and others.max() > 0 else 0.0
         waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
-        floor = m if waiting else 0.0
-        # for each K (axis 1): the latest of the top K copies' ends, what else bounds the
-        # finish (the candidates after the top K, the tasks not candidates, a waiting
-        # task), the saving and the copies' summed cost
-        end = np.maximum.accumulate(race, axis=1)
+        left = remaining[rows]
         after = np.append(np.maximum.accumulate(left[::-1])[::-1][1:], 0.0)
-        rest = np.maximum(np.maximum(after, outside), floor)
+        rest = np.maximum(np.maximum(after, outside), m if waiting else 0.0)
+        return float(ends.max()), rest
+
+    def _best_count(self, snapshot: Snapshot, race: np.ndarray, slot: np.ndarray,
+                    finish: float, rest: np.ndarray) -> tuple[int, float, float]:
+        """(K, its benefit, its cost): the number of top candidates whose copies' expected
+        saving of the type's finish beats their summed cost by most (0: none pays).
+
+        ``race``/``slot``: per lam, candidate and residual, each copy's end and slot time;
+        ``rest``: per K, what else bounds the finish (``_finish_bounds``)."""
+        belief = self.belief
+        end = np.maximum.accumulate(race, axis=1)  # the latest of the top K copies' ends
         saving = np.maximum(finish - np.maximum(end, rest[None, :, None]), 0).mean(axis=2)
         benefit = belief @ saving
         cost = np.cumsum(self.cost_weight * self._busy(snapshot) * (belief @ slot.mean(axis=2)))
         net = np.where(benefit >= self.min_saving, benefit - cost, 0.0)
-        best_k = int(np.argmax(net)) + 1 if net.max(initial=0.0) > 0 else 0
-        best = (benefit[best_k - 1], cost[best_k - 1]) if best_k else (0.0, 0.0)
-        chosen = [int(a.task[r]) for r in rows[:min(best_k, self._room(), max(snapshot_room(snapshot, CAPS), 0))]]
-        win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
-        for k, task in enumerate(chosen):
-            self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
-        if chosen:
-            log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f", chosen,
-                      finish, best[0], best[1], self.lam_estimate)
-        return chosen
+        if not net.max(initial=0.0) > 0:
+            return 0, 0.0, 0.0
+        best = int(np.argmax(net))
+        return best + 1, float(benefit[best]), float(cost[best])
 
     @staticmethod
     def _check_time(snapshot: Snapshot, of_type: np.ndarray) -> float:
@@ -240,14 +262,14 @@ class HedgeAuto(Policy):
         """Copies this job may start now: unlimited once ``probe_races`` races have taught
         the belief (by the copy's own estimate, or by their end), else up to ``probe_races``
         still teaching (probe before trusting the model with many slots)."""
-        if self._settled >= self.probe_races:
+        if self._taught >= self.probe_races:
             return MAX_CANDIDATES
         teaching = sum(not race.learned for race in self._races.values())
         return max(self.probe_races - teaching, 0)
 
     def _candidates(self, snapshot: Snapshot, of_type: np.ndarray, per_task: np.ndarray,
-                    remaining: np.ndarray, k: np.ndarray, scale: np.ndarray,
-                    m: float) -> np.ndarray:
+                    remaining: np.ndarray, total: np.ndarray, input_ratio: np.ndarray,
+                    scale: np.ndarray, m: float) -> np.ndarray:
         """Rows of running originals with one live attempt, an estimate, no race yet and no
         skew, slowest first (at most ``MAX_CANDIDATES``).
 
@@ -260,25 +282,25 @@ class HedgeAuto(Policy):
                               & np.isfinite(remaining) & (remaining > 0))
         raced = np.fromiter([*self._races, *self._lost], np.int64)
         rows = rows[~np.isin(a.task[rows], raced)]
-        total = snapshot.now - a.start[rows] + remaining[rows]
-        skewed = (k[rows] >= self.skew_ratio) & (total / scale[rows] <= self.skew_ratio * m)
+        skewed = ((input_ratio[rows] >= self.skew_ratio)
+                  & (total[rows] / scale[rows] <= self.skew_ratio * m))
         for r in rows[skewed]:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
         rows = rows[~skewed]
         return rows[np.argsort(-remaining[rows], kind="stable")][:MAX_CANDIDATES]
 
     def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
-                          remaining: np.ndarray) -> np.ndarray:
+                          total: np.ndarray) -> np.ndarray:
         """Run times a copy of this type is drawn from, once ``min_completed`` tasks of the
         type completed: theirs and the estimated run times of the running originals (the
         first tasks to complete are the fast ones; alone they would promise copies too
         fast)."""
         done = snapshot.job.completed_runtimes(task_type)
         a = snapshot.attempts
-        peers = of_type & ~a.speculative & np.isfinite(remaining)
-        total = np.concatenate([done, snapshot.now - a.start[peers] + remaining[peers]])
+        peers = of_type & ~a.speculative & np.isfinite(total)
+        runtimes = np.concatenate([done, total[peers]])
         enough = len(done) >= self.min_completed or peers.sum() >= 2 * self.min_completed
-        return total[total > 0] if enough else done[:0]
+        return runtimes[runtimes > 0] if enough else done[:0]
 
     def _busy(self, snapshot: Snapshot) -> float:
         c = snapshot.cluster
@@ -288,7 +310,7 @@ class HedgeAuto(Policy):
 
     @staticmethod
     def _input_scale(snapshot: Snapshot, of_type: np.ndarray,
-                     remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per attempt row: ``k``, its input over its type's median input, and ``k **
         beta``, the run time that input is expected to take relative to a median task (both 1
         where not known, or when fewer than two tasks of the type report an input).
@@ -304,7 +326,6 @@ class HedgeAuto(Policy):
         if known.sum() < 2:
             return k, k
         k[known] = inputs[known] / float(np.median(inputs[known]))
-        total = snapshot.now - a.start + remaining
         fit = known & ~a.speculative & np.isfinite(total) & (total > 0)
         beta = 1.0
         if fit.sum() >= MIN_FIT:
@@ -360,17 +381,17 @@ class HedgeAuto(Policy):
         race = self._races[task]
         race.copy_total = copy_total
         if not race.learned:
-            self._log_belief += race.log_likelihood(won=False)  # by copy_total: won unused
+            self._log_belief += race.pace_log_likelihood()
             race.learned = True
-            self._settled += 1
+            self._taught += 1
 
     def _settle(self, task: int, won: bool) -> None:
         """A race has ended: update the belief about lam with who won, unless the copy's
         own estimate already did."""
         race = self._races.pop(task)
         if not race.learned:
-            self._log_belief += race.log_likelihood(won)
-            self._settled += 1
+            self._log_belief += race.outcome_log_likelihood(won)
+            self._taught += 1
 
 
 @dataclass
@@ -390,13 +411,18 @@ class Race:
     copy_total: float = math.nan
     learned: bool = False
 
-    def log_likelihood(self, won: bool) -> np.ndarray:
-        """Per ``LAMBDAS`` value, the log likelihood of what the race showed: the copy's own
-        run time where it had an estimate (far sharper than who won: a copy as slow as its
-        original speaks for lam near 0 however the race ended), else its outcome."""
-        if math.isfinite(self.copy_total) and self.copy_total > 0:
-            z = (math.log(self.copy_total) - self.log_copy) / ESTIMATE_LOG_SD
-            return np.logaddexp.reduce(-0.5 * z ** 2, axis=1)  # up to a constant
+    def pace_log_likelihood(self) -> np.ndarray:
+        """Per ``LAMBDAS`` value, the log likelihood (up to a constant) of the copy's own
+        estimated run time: far sharper than who won (a copy as slow as its original speaks
+        for lam near 0 however the race ends). An estimate at or below 0 s says nothing of
+        its pace: the race counts as lost."""
+        if not self.copy_total > 0:
+            return self.outcome_log_likelihood(won=False)
+        z = (math.log(self.copy_total) - self.log_copy) / ESTIMATE_LOG_SD
+        return np.logaddexp.reduce(-0.5 * z ** 2, axis=1)
+
+    def outcome_log_likelihood(self, won: bool) -> np.ndarray:
+        """Per ``LAMBDAS`` value, the log likelihood of the race's outcome."""
         likelihood = self.p_win if won else 1 - self.p_win
         return np.log(np.clip(likelihood, 0.01, 1.0))
 
