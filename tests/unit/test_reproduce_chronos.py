@@ -10,7 +10,7 @@ import re
 import pytest
 
 from hedge.analysis import chronos as model
-from hedge.policy.chronos import CAPS
+from hedge.policy.limits import HADOOP_DEFAULTS as CAPS
 from hedge.reproduce import chronos
 from tests.reproduce_support import assert_complete
 

@@ -71,7 +71,7 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, snapshot_room
+from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
@@ -84,9 +84,6 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
-# the speculation cap copies are asked within: Hadoop's defaults (a snapshot does not
-# carry the job's own settings)
-CAPS = SpeculationSettings()
 # how far (log sd) an attempt's own run-time estimate may be from its true run time: the
 # width of the likelihood of a copy's observed run time under each lam (Race)
 ESTIMATE_LOG_SD = 0.2
@@ -194,7 +191,7 @@ class HedgeAuto(Policy):
         slot = np.where(copy < left[None, :, None], copy, np.minimum(race, check))
         finish, rest = self._finish_bounds(snapshot, task_type, of_type, rows, remaining, m)
         best_k, benefit, cost = self._best_count(snapshot, race, slot, finish, rest)
-        room = min(self._room(), max(snapshot_room(snapshot, CAPS), 0))
+        room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
         win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
         for k, task in enumerate(chosen):

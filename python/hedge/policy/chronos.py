@@ -28,7 +28,8 @@ as the room allows (:meth:`_Chronos._copies_within_cap`); a task's owed copies l
 has no live attempt left (finished) or its keep-one decision is made. That decision waits as
 long as the cap held the task's first copies back (clone: tau_kill after launch plus that
 wait; restart: tau_kill - tau_est after the first copies were asked), so late copies get the
-time the model gives them. The cap is Hadoop's default (:data:`CAPS`): a snapshot does not
+time the model gives them. The cap is Hadoop's default
+(:data:`hedge.policy.limits.HADOOP_DEFAULTS`): a snapshot does not
 carry the job's own settings. Resumes are not capped (rule 3 limits copies only), so
 chronos-resume never waits.
 
@@ -52,7 +53,7 @@ from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, snapshot_room
+from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 
 
 class _Chronos(Policy):
@@ -224,14 +225,15 @@ class _Chronos(Policy):
 
     def _copies_within_cap(self, s: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """The owed copies Hadoop's cap lets start now: (tasks, copies per task), the
-        longest-waiting plans first (then by task), as many as :func:`hedge.policy.limits.snapshot_room` allows (a task
-        may get part of its copies now and the rest later). Owed copies of a task that is
+        longest-waiting plans first (then by task), as many as
+        :func:`hedge.policy.limits.snapshot_room` allows (a task may get part of its copies
+        now and the rest later). Owed copies of a task that is
         decided or has no live attempt (finished) lapse."""
         _, live = self._live(s)
         open_task = np.bincount(s.attempts.task[live], minlength=len(self._owed)) > 0
         self._owed[self._done | ~open_task] = 0
         waiting = np.flatnonzero(self._owed > 0)
-        space = snapshot_room(s, CAPS) if len(waiting) else 0
+        space = snapshot_room(s, HADOOP_DEFAULTS) if len(waiting) else 0
         if space <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         order = waiting[np.lexsort((waiting, self._acted[waiting]))]
@@ -313,7 +315,3 @@ class ChronosResume(_Chronos):
         return Actions(resume_task=late, resume_copies=np.full(len(late), r + 1),
                        kill_attempt=kills)
 
-
-# the speculation cap copies are asked within (Hadoop's defaults: a snapshot does not carry
-# the job's own settings)
-CAPS = SpeculationSettings()

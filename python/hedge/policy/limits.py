@@ -147,6 +147,11 @@ def room(settings: SpeculationSettings, total_tasks: int, running_tasks: int,
     return settings.allowed(total_tasks, running_tasks) - speculating
 
 
+# Hadoop's own defaults: the settings a policy asks its copies within, since a snapshot does
+# not carry the job's own (window, the chronos policies, hedge-auto)
+HADOOP_DEFAULTS = SpeculationSettings()
+
+
 def snapshot_room(snapshot: Snapshot, settings: SpeculationSettings) -> int:
     """:func:`room` counted from a snapshot as the AM counts (rule 3): speculating = live
     (running or waiting) attempts marked speculative; running tasks = tasks with a RUNNING

@@ -70,7 +70,7 @@ from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
-from hedge.policy.limits import SpeculationSettings, snapshot_room
+from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 from hedge.policy.node_history import NodeHistory, attempt_local
 
 
@@ -231,10 +231,10 @@ class WindowPolicy(Policy):
         counted as made left its task without a copy for the rest of the job: on the
         study's synthetic workload 45 % of window's requests were refused, and such
         uncopied stragglers set the makespan (static energy). The cap is Hadoop's default
-        (:data:`CAPS`): a snapshot does not carry the job's own settings."""
+        (:data:`hedge.policy.limits.HADOOP_DEFAULTS`): a snapshot does not carry the job's own settings."""
         if not ready.any():
             return ready
-        space = snapshot_room(snap, CAPS)
+        space = snapshot_room(snap, HADOOP_DEFAULTS)
         rows = np.flatnonzero(ready)
         out = np.zeros_like(ready)
         out[rows[:max(space, 0)]] = True
@@ -498,9 +498,6 @@ class HeteAwarePolicy(WindowPolicy):
 # best of 1.2 / 1.5 / 1.75 / 2.0 on synthetic seeds 1-3 (tests/bench/bench_window.py
 # --compare; reported on held-out seeds).
 DEFAULT_DETECTOR_PARAMS: dict[str, dict] = {"rate": {"factor": 1.75}}
-
-# the speculation cap copies are launched within (Hadoop's defaults; see _within_cap)
-CAPS = SpeculationSettings()
 
 # a predicted slot, and (with ``task`` set) a reservation: the node, when it frees, the
 # attempt whose end frees it (-1: none) and the cluster slot index (-1: not known)

@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hedge.analysis import chronos
-from hedge.policy.chronos import CAPS
+from hedge.policy.limits import HADOOP_DEFAULTS as CAPS
 from hedge.report.page import finish
 from hedge.reproduce.table import Reproduction, Row
 from hedge.sim.cluster import ClusterConfig
