@@ -81,6 +81,12 @@ class SlotView:
     ``job_start``, ``job_deadline``, ``cluster_util``: as in ``ScanBatch``; ``end`` (per
     slot) and ``copy_time`` (per task): the truth behind ``ScanBatch.remaining`` and
     ``copy_time``, clairvoyant runs only.
+
+    A policy may also define ``needs_scan_from(view) -> np.ndarray``: one float per job + 1,
+    for every due job the earliest time at or after ``now`` at which ``needs_scan_slots``
+    could want it (inf: never), were none of the job's attempts to start, end or change
+    rate and none of its tasks to complete (the simulator wakes the job on any of those).
+    It must never be later than the truth; earlier only costs a check.
     """
 
     now: float
@@ -112,6 +118,16 @@ class SlotView:
     task_runtime: np.ndarray | None = None
     job_offset: np.ndarray | None = None
     job_maps: np.ndarray | None = None
+    # per slot, the simulator's trajectory of its attempt (``hedge.sim.slots.Live``): work
+    # done ``w`` by ``tw``, rate ``r`` since, total work ``W``, work begins at ``ws``; and
+    # the largest report latency (< hw). Only for ``needs_scan_from``, which may use them
+    # to tell when a report could first move the gate, never what ``decide`` decides.
+    w: np.ndarray | None = None
+    r: np.ndarray | None = None
+    W: np.ndarray | None = None
+    ws: np.ndarray | None = None
+    tw: np.ndarray | None = None
+    latency_max: float | None = None
 
     def rows(self) -> np.ndarray:
         """The busy slots of due jobs, ascending."""

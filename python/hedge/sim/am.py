@@ -4,7 +4,15 @@ and the scans that ask its policy.
 A job's scan is due at ``j_next_scan``. A due job may be skipped (its scan moved ``scan`` s
 on) by a ``scan_idempotent`` policy when its last answer was empty and nothing changed, or
 by the policy's vectorised ``needs_scan`` gate (``hedge.model.batch``; its compiled form
-``needs_scan_slots`` runs over the raw slot arrays, ``SlotView``). Every other due job gets
+``needs_scan_slots`` runs over the raw slot arrays, ``SlotView``).
+
+A job a gate skipped *sleeps* (``AppMasters.settle``, at the end of each step): instead of
+being checked at every later scan instant, it is next due at the first of them at or after
+the earliest time its gate could want it (the policy's ``needs_scan_from``; inf for the
+cap gate, whose answer only the job's own changes move), and earlier if the job changes
+(an attempt started, ended, was requested or killed, a task completed, a slot's rate
+changed): then at its next scan instant. The instants it sleeps through are ones where its
+gate would have skipped it, so results stay bit-identical (tests audit every such instant). Every other due job gets
 a ``Snapshot`` of what its AM holds: each running attempt's last *received* report
 (``hedge.sim.heartbeat.last_received``), then its waiting attempts; the policy's answer is
 carried out by ``hedge.sim.actuation``.
@@ -23,7 +31,7 @@ from hedge.sim import kernels
 from hedge.sim.actuation import Actuator
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.copies import CopyDraws, truth
-from hedge.sim.grid import EPS, grid_after
+from hedge.sim.grid import EPS, grid_after, lattice_from, on_lattice, scan_ticks
 from hedge.sim.heartbeat import last_received
 from hedge.sim.slots import Slots
 from hedge.sim.tables import Tables
@@ -43,12 +51,14 @@ class AppMasters:
     ``gate``/``slot_gate``: the policy's ``needs_scan``/``needs_scan_slots`` (None: scan
     every due job); ``idempotent``: skip a quiet job's scans while nothing changed;
     ``clairvoyant``: tell the policy the truth (``hedge.sim.copies.truth``) before it decides.
+    ``wake``: the policy's ``needs_scan_from`` (None: a job its gate skips sleeps only until
+    its next scan instant, or until it changes when the cap gate skipped it).
     """
 
     def __init__(self, cfg: ClusterConfig, tables: Tables, slots: Slots, actuator: Actuator,
                  draws: CopyDraws, policy: str, params: dict, gate, slot_gate,
                  idempotent: bool, clairvoyant: bool, compiled: bool,
-                 copies_only: bool = False) -> None:
+                 copies_only: bool = False, wake=None) -> None:
         self.cluster, self.tb, self.slots, self.actuator = cfg, tables, slots, actuator
         self.draws = draws
         self.policy_name, self.policy_params = policy, params
@@ -61,6 +71,15 @@ class AppMasters:
         self._recv_checked = -np.inf  # reports received up to this time are accounted for
         self._view: SlotView | None = None  # the gates' view of the slots (_gated)
         self._room_scratch: np.ndarray | None = None  # kernels.room_gate's, left zeroed
+        # sleeping jobs (gates only, compiled, not idempotent, scans on a lattice of ticks)
+        self._ticks = scan_ticks(cfg.scan, cfg.tick)
+        self.sleeps = bool(self._ticks) and compiled and not idempotent and (
+            gate is not None or self.copies_only)
+        self.wake = wake if self.sleeps else None
+        n_jobs = len(tables.j_off)
+        self._anchor = np.full(n_jobs, np.nan)  # sleeping: the scan instant it skipped
+        self._by_cap = np.zeros(n_jobs, dtype=bool)  # sleeping since the cap gate skipped it
+        self._fresh: list[np.ndarray] = []  # jobs skipped in this step
 
     def scan(self, t: float) -> None:
         """Scan every active job whose scan is due at ``t``."""
@@ -69,6 +88,9 @@ class AppMasters:
         if not len(act):
             return
         due = act[tb.j_next_scan[act] <= t + EPS]
+        if self.sleeps:
+            due = self._woken(t, act, due)
+            self._anchor[due] = np.nan
         if not len(due):
             return
         live = self.slots.live
@@ -173,8 +195,77 @@ class AppMasters:
             queued = np.asarray(tb.queue, dtype=np.int64)
             waiting = tb.t_job[tb.a_task[queued[tb.a_copy[queued]]]]
             keep |= np.isin(due, waiting)
-        tb.j_next_scan[due[~keep]] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        self._skip(t, due[~keep], by_cap=True)
         return due[keep]
+
+    def _skip(self, t: float, jobs: np.ndarray, by_cap: bool) -> None:
+        """A gate skipped these due jobs: their next scan instant, and they sleep (``settle``
+        decides until when, from their state at the end of this step)."""
+        self.tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        if not self.sleeps or not len(jobs):
+            return
+        self._anchor[jobs] = t
+        self._by_cap[jobs] = by_cap
+        self.tb.j_changed[jobs + 1] = False  # changes from here on wake them
+        self._fresh.append(jobs)
+
+    def _woken(self, t: float, act: np.ndarray, due: np.ndarray) -> np.ndarray:
+        """``due`` and the sleeping jobs that changed in this step before the scan (a task
+        completed) and have a scan instant at ``t``: their gate may answer otherwise now."""
+        tb = self.tb
+        asleep = act[~np.isnan(self._anchor[act])]
+        if not len(asleep):
+            return due
+        asleep = asleep[tb.j_changed[asleep + 1] & (tb.j_next_scan[asleep] > t + EPS)]
+        if not len(asleep):
+            return due
+        asleep = asleep[on_lattice(self._anchor[asleep], t, self._ticks, self.cluster.tick)]
+        return np.union1d(due, asleep) if len(asleep) else due
+
+    def settle(self, t: float) -> None:
+        """At the end of step ``t`` (slots placed, rates updated): until when each job that
+        a gate skipped in this step, or a sleeping job that changed since, may sleep.
+
+        Its next scan instant is the first at or after the earliest time its gate could
+        want it scanned were nothing about it to change (``wake``, evaluated from the next
+        tick); a job the cap gate skipped sleeps until it changes, then wakes at its next
+        scan instant. A slot whose rate changed (``tw == t``) changes its job."""
+        if not self.sleeps:
+            return
+        tb, live, cfg = self.tb, self.slots.live, self.cluster
+        tb.j_changed[live.job[live.tw == t] + 1] = True
+        act = tb.active
+        jobs = act[~np.isnan(self._anchor[act])]
+        changed = tb.j_changed[jobs + 1]
+        fresh = np.zeros(len(jobs), dtype=bool)
+        if self._fresh:
+            fresh = np.isin(jobs, np.concatenate(self._fresh))
+            self._fresh.clear()
+        jobs, changed = jobs[changed | fresh], changed[changed | fresh]
+        if not len(jobs):
+            return
+        tb.j_changed[jobs + 1] = False
+        soon = t + cfg.tick
+        when = np.full(len(jobs), soon)
+        cap = self._by_cap[jobs]
+        when[cap & ~changed] = np.inf
+        ask = jobs[~cap]
+        if self.wake is not None and len(ask):
+            when[~cap] = self._wake_times(soon, ask)
+        tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)
+
+    def _wake_times(self, now: float, jobs: np.ndarray) -> np.ndarray:
+        """The policy's ``needs_scan_from`` for these jobs, evaluated at ``now``."""
+        view = self._view
+        if view is None:
+            view = self._view = self._slot_view(now)
+        view.now, view.free_slots = now, self.slots.free_slots()
+        view.cluster_util = float(self.slots.busy_n.sum()) / self.cluster.total_slots
+        self._due_mask[jobs + 1] = True
+        try:
+            return np.maximum(self.wake(view)[jobs + 1], now)
+        finally:
+            self._due_mask[jobs + 1] = False
 
     def _slot_view(self, t: float) -> SlotView:
         """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
@@ -189,7 +280,9 @@ class AppMasters:
             job_deadline=tb.j_deadline, end=live.end if self.clairvoyant else None,
             copy_time=(tb.t_base * self.draws.known + self.cluster.startup
                        if self.clairvoyant else None),
-            task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps)
+            task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
+            w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
+            latency_max=float(self.slots.latency.table.max()))
 
     def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""

@@ -36,7 +36,9 @@ inside the step. At each visited grid time ``t``, in order:
 A policy may define a vectorised ``needs_scan`` gate (``hedge.model.batch``): due jobs it
 clears are not given a snapshot at that scan (results are bit-identical with ``gates=False``;
 tests prove it per gated policy), and a compiled form of it over the raw slot arrays
-(``needs_scan_slots``, ``SlotView``). ``blacklist`` nodes get no new container while listed.
+(``needs_scan_slots``, ``SlotView``); a job a gate skipped sleeps until its gate could
+want it or it changes (``AppMasters.settle``, after step 5), so the loop does not visit
+instants where no job could be scanned. ``blacklist`` nodes get no new container while listed.
 
 The per-step work over all slots (heartbeats, completions, rate updates) runs in compiled
 kernels (``hedge.sim.kernels``): a step costs one call each instead of dozens of small
@@ -142,6 +144,8 @@ class Simulator:
         self._observing = bool(probe.speculates)
         self._gate = probe.needs_scan if gates else None
         self._slot_gate = probe.needs_scan_slots if self._gate is not None else None
+        self._wake = getattr(probe, "needs_scan_from", None) if self._gate is not None \
+            else None
         self._idempotent = bool(probe.scan_idempotent) and gates
         self._copies_only = bool(probe.copies_only) and gates
         self._clairvoyant = bool(probe.clairvoyant)
@@ -179,7 +183,7 @@ class Simulator:
         self.am = AppMasters(cfg, tb, self.slots, actuator, draws, self.policy_name,
                              self.policy_params, self._gate, self._slot_gate,
                              self._idempotent, self._clairvoyant, compiled,
-                             self._copies_only)
+                             self._copies_only, self._wake)
 
     @property
     def scans(self) -> int:
@@ -213,6 +217,8 @@ class Simulator:
                 self.am.scan(t)
             self.scheduler.schedule(t)
             slots.update_rates(t, compiled)
+            if self._observing:
+                self.am.settle(t)
             if self.progress:
                 bar.update(int(tb.t_done.sum()), jobs - tb.jobs_left, t)
             if tb.jobs_left == 0:
