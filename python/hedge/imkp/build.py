@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from hedge.errors import HedgeError
 from hedge.imkp.count import KeyCounts, count_keys
-from hedge.imkp.hashing import murmur3_32_array
+from hedge.imkp.hashing import binary_parts, murmur3_32_array
 from hedge.imkp.keys import Piece, extractor
 from hedge.imkp.mapfile import Mapping, write_mapping
 from hedge.imkp.pack import build_mapping, check_settings, select_heavy
@@ -58,14 +58,21 @@ def mapping_from_counts(counts: KeyCounts, settings: BuildSettings) -> Mapping:
     """Select heavy keys among the counted keys and pack (the engine-independent step)."""
     total = counts.total
     eligible = np.flatnonzero(counts.counts * settings.groups > total)  # few keys: to Python
-    heavy, heavy_counts = select_heavy(counts.keys.take(pa.array(eligible)).to_pylist(),
-                                       counts.counts[eligible], total, settings.groups,
-                                       settings.heavy_keys)
+    heavy, heavy_counts = select_heavy(key_bytes(counts.keys, eligible), counts.counts[eligible],
+                                       total, settings.groups, settings.heavy_keys)
     heavy_groups = murmur3_32_array(pa.array(heavy, type=pa.binary()), settings.seed).astype(
         np.int64) % settings.groups
     heaviest = int(counts.counts.max()) if len(counts.counts) else 0
     return build_mapping(counts.group_totals, heavy, heavy_counts, heavy_groups,
                          settings.reducers, settings.scale, heaviest, settings.seed)
+
+
+def key_bytes(keys: pa.Array, picked: np.ndarray) -> list[bytes]:
+    """The bytes of ``keys[i]`` for each ``i`` in ``picked`` (as ``keys.take(picked)``, without
+    importing ``pyarrow.compute``, 0.07 s of every build's start-up)."""
+    starts, lengths, data = binary_parts(keys)
+    return [data[s:s + n].tobytes() for s, n in zip(starts[picked].tolist(),
+                                                    lengths[picked].tolist(), strict=True)]
 
 
 def count_local(sources: list[Source], settings: BuildSettings) -> KeyCounts:

@@ -23,7 +23,6 @@ from queue import SimpleQueue
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hedge.imkp.keys import Counted, Extractor, KeyCounter, Piece, distinct_counts
 
@@ -78,6 +77,8 @@ class KeyTable:
         keys = pa.concat_arrays([self.keys, *(k for k, _ in self.pending)])
         counts = np.concatenate([self.counts, *(c for _, c in self.pending)])
         self.pending, self.pending_rows = [], 0
+        import pyarrow.compute as pc  # 0.07 s to import: only when several counts merge
+
         # dictionary_encode + bincount: several times cheaper than an Acero group_by here
         encoded = pc.dictionary_encode(keys)
         self.keys = encoded.dictionary
@@ -150,6 +151,7 @@ def count_keys(pieces: Callable[[], Iterable[Piece]], rule: Extractor, groups: i
     if not table.pruned:
         return KeyCounts(totals, table.keys, table.counts, exact_all=True)
     candidates = table.keys
+    import pyarrow.compute as pc  # 0.07 s to import: only for the second pass
 
     def recount(piece: Piece) -> tuple[pa.Array, np.ndarray]:
         keys = rule.keys(piece).cast(pa.binary())

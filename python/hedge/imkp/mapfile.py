@@ -36,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hedge.errors import HedgeError
 from hedge.imkp.hashing import MURMUR3_ID, murmur3_32, murmur3_32_array
@@ -100,6 +99,8 @@ class Mapping:
         groups = murmur3_32_array(keys, self.seed).astype(np.int64) % self.groups
         out = self.group_reducer[groups]
         if self.heavy_keys:
+            import pyarrow.compute as pc  # 0.07 s to import: not at every build's start-up
+
             heavy = pa.array(self.heavy_keys, type=pa.binary())
             index = pc.index_in(keys.cast(pa.binary()), value_set=heavy).to_numpy(zero_copy_only=False)
             hit = ~np.isnan(index.astype(np.float64))
