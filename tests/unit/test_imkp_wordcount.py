@@ -44,10 +44,12 @@ def test_edges(data: bytes) -> None:
 
 
 def test_tokens_sharing_prefixes_hash_blocks_and_lengths() -> None:
-    # Lengths 1..40 around the 4-byte Murmur3 blocks and the 8-byte word; tokens equal in
-    # their first 8 bytes but not after, and prefixes of each other.
+    # Lengths 1..40 around the 4-byte Murmur3 blocks and the two 8-byte words; tokens equal
+    # in their first 8 or 16 bytes but not after, and prefixes of each other.
     stems = [b"a" * n for n in range(1, 41)] + [b"abcdefgh" + bytes([c]) * 3 for c in b"xyz"]
     stems += [b"abcdefgh" + b"x" * n for n in range(0, 12)] + ["ü日🙂".encode() * 3]
+    stems += [b"abcdefghijklmnop" + bytes([c]) * 3 for c in b"xyz"]
+    stems += [b"abcdefghijklmnop" + b"x" * n for n in range(1, 20)]
     rng = np.random.default_rng(3)
     data = b" ".join(stems[i] for i in rng.integers(0, len(stems), 5000))
     got = as_counter(data)

@@ -8,16 +8,19 @@ chunk. Why it is fast, also with a million distinct tokens:
 
 - the scan reads 8 bytes at a time and finds a token's end with a SWAR test (the first byte
   below 0x21 is flagged exactly; it ends the token if it is a delimiter);
-- a token is identified by its first 8 bytes as one 64-bit ``word`` (zero-padded) and a
-  32-bit ``tag``: its length when it has at most 8 bytes, else a hash of its length and
-  remaining bytes with the top bit set. Two tokens are equal iff word and tag agree and, for
-  tokens longer than 8 bytes, their lengths and remaining bytes agree (checked against the
-  stored copy);
-- counting uses an open-addressing table (linear probing, load <= 1/2) of 16-byte slots
-  (``word``, ``count << 32 | tag``) with each slot's key index kept apart, so the slots hot
-  under Zipf-like word frequencies stay few cache lines. A new token is copied once to the
-  key store (``arena``, offsets in first-seen order, which are an Arrow binary array's
-  buffers as they stand) and hashed with Murmur3 then; the table lives across pieces, so
+- a token is identified by its first 16 bytes as two 64-bit words (``word``, ``word2``,
+  zero-padded) and a 32-bit ``tag``: its length when it has at most 16 bytes, else a hash
+  of its length and remaining bytes with the top bit set. Two tokens are equal iff words
+  and tag agree and, for tokens longer than 16 bytes, their lengths and remaining bytes
+  agree (checked against the stored copy). So a token of at most 16 bytes, nearly every
+  word of natural text and every key of a typical high-cardinality input, is found in its
+  slot alone, with no second random access to the stored copy;
+- counting uses an open-addressing table (linear probing, load <= 1/2) of 32-byte slots
+  (``word``, ``word2``, ``count << 32 | tag``, key number), two to a cache line; a slot's
+  line and the next are prefetched, so a probe that runs past its line does not stall. A
+  new token is copied once to the key store (``arena``, offsets in first-seen order, which
+  are an Arrow binary array's buffers as they stand) and hashed with Murmur3 then; the
+  table lives across pieces, so
   nothing is done per piece per distinct token (no per-piece gather, hash or merge of keys,
   which cost 5x the scan on high-cardinality input). The table doubles when half full; the
   counting loop stops, the table grows, and the loop resumes, so the loop itself works on
@@ -93,7 +96,7 @@ BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) per step of the
 HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
 C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
 N1, F1, F2 = np.uint64(0xE6546B64), np.uint64(0x85EBCA6B), np.uint64(0xC2B2AE35)
-LONG_TAG = np.uint64(0x80000000)  # set in the tag of every token longer than 8 bytes
+LONG_TAG = np.uint64(0x80000000)  # set in the tag of every token longer than 16 bytes
 # A byte <= 32 is looked up here; every byte above 32 is a token byte.
 _DELIMITER = np.zeros(33, dtype=np.bool_)
 _DELIMITER[list(DELIMITERS)] = True
@@ -162,20 +165,28 @@ def _word(data: np.ndarray, i: int, end: int) -> np.uint64:
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _tag(data: np.ndarray, start: int, end: int) -> np.uint64:
-    """The token's length if at most 8 bytes, else a hash of its length and bytes 8..end."""
+def _word2(data: np.ndarray, start: int, end: int) -> np.uint64:
+    """The token's bytes 8..16 as a little-endian uint64, zero-padded (0 for short tokens)."""
     if end - start <= 8:
+        return np.uint64(0)
+    return _word(data, start + 8, end)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _tag(data: np.ndarray, start: int, end: int) -> np.uint64:
+    """The token's length if at most 16 bytes, else a hash of its length and bytes 16..end."""
+    if end - start <= 16:
         return np.uint64(end - start)
     rest = np.uint64(end - start)
-    for p in range(start + 8, end, 8):
+    for p in range(start + 16, end, 8):
         rest = (rest ^ _word(data, p, end)) * GOLDEN
         rest ^= rest >> np.uint64(29)
     return (rest >> np.uint64(33)) | LONG_TAG
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _slot(word: np.uint64, tag: np.uint64, shift: np.uint64) -> int:
-    return np.int64(((word ^ (tag * GOLDEN)) * MIX) >> shift)
+def _slot(word: np.uint64, word2: np.uint64, tag: np.uint64, shift: np.uint64) -> int:
+    return np.int64(((((word ^ (tag * GOLDEN)) * MIX) ^ word2) * GOLDEN) >> shift)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -233,11 +244,21 @@ def _prefetch(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
 @numba.njit(nogil=True, cache=True, inline="always")
 def _same_tail(arena: np.ndarray, stored: int, data: np.ndarray, start: int,
                length: int) -> bool:
-    """Whether the stored key at ``stored`` equals data[start:start + length] past byte 8."""
-    for j in range(8, length):  # noqa: SIM110 - a loop numba compiles (no generator)
+    """Whether the stored key at ``stored`` equals data[start:start + length] past byte 16."""
+    for j in range(16, length):  # noqa: SIM110 - a loop numba compiles (no generator)
         if arena[stored + j] != data[start + j]:
             return False
     return True
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _same_stored(arena: np.ndarray, key_offsets: np.ndarray, key: int, data: np.ndarray,
+                 start: int, length: int) -> bool:
+    """Whether stored key number ``key`` equals data[start:start + length] (whose first 16
+    bytes are known to agree)."""
+    stored = key_offsets[key]
+    return (key_offsets[key + 1] - stored == length
+            and _same_tail(arena, stored, data, start, length))
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -252,24 +273,28 @@ def _scan(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarray,
             continue
         start = i
         i = _token_end(data, i, delimiter)
-        word, tag = _word(data, start, i), _tag(data, start, i)
-        s = _slot(word, tag, shift)
+        word, word2, tag = _word(data, start, i), _word2(data, start, i), _tag(data, start, i)
+        s = _slot(word, word2, tag, shift)
         _prefetch(table, 4 * s)
+        # and the next line when s is its line's second slot (a probe may run on to it)
+        _prefetch(table, 4 * ((s + (s & 1)) & (table.shape[0] - 1)))
         batch[size, 0], batch[size, 1] = start, i
         batch[size, 2], batch[size, 3] = np.int64(word), np.int64(tag)
-        batch[size, 4] = s
+        batch[size, 4], batch[size, 5] = s, np.int64(word2)
         size += 1
     return i, size
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _prefetch_stored(table: np.ndarray, arena: np.ndarray, batch: np.ndarray, size: int) -> None:
-    """Prefetch the stored copy of each long token whose home slot holds its first 8 bytes
-    (the probe will compare the rest)."""
+def _prefetch_stored(table: np.ndarray, key_offsets: np.ndarray, batch: np.ndarray,
+                     size: int) -> None:
+    """Prefetch where the stored copy of each token over 16 bytes starts, when its home slot
+    holds its first 16 bytes (the probe will compare the rest)."""
     for b in range(size):
         s = batch[b, 4]
-        if batch[b, 1] - batch[b, 0] > 8 and table[s, 0] == batch[b, 2]:
-            _prefetch(arena, (table[s, 2] & 0xFFFFFFFF) + 8)
+        if (batch[b, 1] - batch[b, 0] > 16 and table[s, 0] == batch[b, 2]
+                and table[s, 1] == batch[b, 5]):
+            _prefetch(key_offsets, table[s, 3])
 
 
 @numba.njit(nogil=True, cache=True)
@@ -290,19 +315,19 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
     k = 0
     while size:
         batch = batches[k]
-        _prefetch_stored(table, arena, batch, size)
+        _prefetch_stored(table, key_offsets, batch, size)
         i, next_size = _scan(data, i, delimiter, table, shift, batches[1 - k])
         for b in range(size):
             start, end, w, t, s = batch[b, 0], batch[b, 1], batch[b, 2], batch[b, 3], batch[b, 4]
-            length = end - start
+            w2, length = batch[b, 5], end - start
             while True:
                 if table[s, 0] == 0:  # empty slot: a new distinct token
-                    table[s, 0] = w
-                    table[s, 1] = t | COUNT_ONE
-                    stored = key_offsets[used]
-                    table[s, 2] = stored | (length << 32)
+                    table[s, 0], table[s, 1] = w, w2
+                    table[s, 2] = t | COUNT_ONE
                     table[s, 3] = used
-                    arena[stored:stored + length] = data[start:end]
+                    stored = key_offsets[used]
+                    for j in range(length):  # (a slice assignment here costs 2x the loop)
+                        arena[stored + j] = data[start + j]
                     key_offsets[used + 1] = stored + length
                     hashes[used] = _murmur3_32(data, start, end, seed)
                     used += 1
@@ -311,10 +336,10 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                             return batch[b + 1, 0], used
                         return (batches[1 - k][0, 0] if next_size else i), used
                     break
-                if (table[s, 0] == w and (table[s, 1] & 0xFFFFFFFF) == t
-                        and (length <= 8 or ((table[s, 2] >> 32) == length and _same_tail(
-                            arena, table[s, 2] & 0xFFFFFFFF, data, start, length)))):
-                    table[s, 1] += COUNT_ONE
+                if (table[s, 0] == w and table[s, 1] == w2 and (table[s, 2] & 0xFFFFFFFF) == t
+                        and (length <= 16 or _same_stored(arena, key_offsets, table[s, 3], data,
+                                                          start, length))):
+                    table[s, 2] += COUNT_ONE
                     break
                 s = (s + 1) & mask
         size, k = next_size, 1 - k
@@ -329,6 +354,13 @@ def _bits(size: int) -> int:
     return bits
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _home(table: np.ndarray, s: int, shift: np.uint64) -> int:
+    """The home slot of the entry in slot ``s`` in a table of 2**(64 - shift) slots."""
+    return _slot(np.uint64(table[s, 0]), np.uint64(table[s, 1]),
+                 np.uint64(table[s, 2] & 0xFFFFFFFF), shift)
+
+
 @numba.njit(nogil=True, cache=True)
 def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
     """Move every entry of ``table`` into the larger, empty ``grown`` (slots prefetched
@@ -338,10 +370,9 @@ def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
     for s in range(table.shape[0] + REHASH_AHEAD):
         ahead = s + REHASH_AHEAD
         if ahead < table.shape[0] and table[ahead, 0] != 0:
-            _prefetch(grown, 4 * _slot(np.uint64(table[ahead, 0]),
-                                       np.uint64(table[ahead, 1] & 0xFFFFFFFF), shift))
+            _prefetch(grown, 4 * _home(table, ahead, shift))
         if s < table.shape[0] and table[s, 0] != 0:
-            t = _slot(np.uint64(table[s, 0]), np.uint64(table[s, 1] & 0xFFFFFFFF), shift)
+            t = _home(table, s, shift)
             while grown[t, 0] != 0:
                 t = (t + 1) & mask
             grown[t, :] = table[s, :]
@@ -353,7 +384,7 @@ def _counts(table: np.ndarray, used: int) -> np.ndarray:
     counts = np.empty(used, np.int64)
     for s in range(table.shape[0]):
         if table[s, 0] != 0:
-            counts[table[s, 3]] = table[s, 1] >> 32
+            counts[table[s, 3]] = table[s, 2] >> 32
     return counts
 
 
@@ -393,11 +424,11 @@ class WordCounter:
     def __init__(self, seed: int = 0, capacity: int = 1 << 62) -> None:
         self.seed = np.uint64(seed & 0xFFFFFFFF)
         self.capacity = capacity
-        self.batches = np.empty((2, BATCH_TOKENS, 5), np.int64)  # the kernel's scratch
+        self.batches = np.empty((2, BATCH_TOKENS, 6), np.int64)  # the kernel's scratch
         self.reset()
 
     def reset(self) -> None:
-        # slot: word, count << 32 | tag, length << 32 | arena offset, key number
+        # slot: word, word2, count << 32 | tag, key number
         self.table = np.zeros((1 << INITIAL_BITS, 4), np.int64)
         self.arena = np.empty(1 << 16, np.uint8)
         self.key_offsets = np.zeros((1 << (INITIAL_BITS - 1)) + 1, np.int64)
