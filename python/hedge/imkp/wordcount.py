@@ -91,7 +91,6 @@ COUNT_ONE = np.int64(1) << 32  # a slot's count lives in the high half of its se
 PIECE_LIMIT = 1 << 30  # bytes in one piece ...
 BATCH_LIMIT = 1 << 30  # ... and fed to a counter before take: offsets and counts < 2**31
 MASK32 = np.uint64(0xFFFFFFFF)
-REHASH_AHEAD = 16  # entries
 BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) per step of the pipeline
 HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
 C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
@@ -363,19 +362,21 @@ def _home(table: np.ndarray, s: int, shift: np.uint64) -> int:
 
 @numba.njit(nogil=True, cache=True)
 def _rehash(table: np.ndarray, grown: np.ndarray) -> None:
-    """Move every entry of ``table`` into the larger, empty ``grown`` (slots prefetched
-    ``REHASH_AHEAD`` entries ahead: the writes land at random in a table beyond the caches)."""
+    """Move every entry of ``table`` into the larger, empty ``grown``.
+
+    A slot number is the top bits of the entry's hash, so an entry's home in ``grown`` only
+    grows with its home in ``table``: scanned in slot order, the writes sweep ``grown`` from
+    start to end (no random access, nothing to prefetch).
+    """
     mask = grown.shape[0] - 1
     shift = np.uint64(64 - _bits(grown.shape[0]))
-    for s in range(table.shape[0] + REHASH_AHEAD):
-        ahead = s + REHASH_AHEAD
-        if ahead < table.shape[0] and table[ahead, 0] != 0:
-            _prefetch(grown, 4 * _home(table, ahead, shift))
-        if s < table.shape[0] and table[s, 0] != 0:
+    for s in range(table.shape[0]):
+        if table[s, 0] != 0:
             t = _home(table, s, shift)
             while grown[t, 0] != 0:
                 t = (t + 1) & mask
-            grown[t, :] = table[s, :]
+            for c in range(4):
+                grown[t, c] = table[s, c]
 
 
 @numba.njit(nogil=True, cache=True)
