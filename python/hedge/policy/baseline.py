@@ -174,6 +174,26 @@ class HadoopDefault(Policy):
             view.completed_mean.reshape(-1), view.completed_std.reshape(-1), mark, acc_run,
             acc_spec)
 
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): the earliest time ``needs_scan_slots`` could
+        want it were nothing about the job to change (``hedge.model.batch``): the report
+        it holds and one on its way are judged by the gate's own test; later reports, on
+        the slot's trajectory, by an upper bound of their estimate (``_hadoop_wake``)."""
+        if view.w is None or view.latency_max is None:
+            return np.where(view.due, view.now, np.inf)
+        cells = view.completed.size
+        if self._scratch is None or len(self._scratch[0]) != cells:
+            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
+        mark, acc_run, acc_spec = self._scratch
+        return _hadoop_wake(
+            view.now, view.hw, view.latency_max, self.slow_task_std, self.minimum_allowed,
+            self.proportion_total, self.proportion_running, view.due, view.job, view.task,
+            view.start, view.k, view.p0, view.p1, view.r0, view.r1, view.w, view.r, view.W,
+            view.ws, view.tw, view.task_type, view.task_attempts, view.task_running,
+            view.n_tasks.reshape(-1), view.completed.reshape(-1),
+            view.completed_mean.reshape(-1), view.completed_std.reshape(-1), mark, acc_run,
+            acc_spec, np.full(len(view.job), np.inf))
+
     def _capped(self, batch: ScanBatch, cell: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Per row: its (job, type) already runs ``decide``'s cap of speculations (only
         computed for the cells of ``ok`` rows, typically one or two; False elsewhere).
@@ -274,3 +294,136 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
             acc_run[c] = 0.0
             acc_spec[c] = 0.0
     return want
+
+
+@njit(cache=True, inline="always")
+def _hadoop_row(p, received, index, st, hw, now, thr, m, slack):  # pragma: no cover
+    """``_hadoop_gate``'s test of one report (progress ``p``, received, its index) at
+    ``now``, before the task's attempts and the cap."""
+    if p >= 1.0:
+        end = st + index * hw
+    elif p > 0:
+        end = st + (received - st) / p
+    else:
+        return False
+    return end - st > thr - slack and end >= now - slack and end > now + m - slack
+
+
+@njit(cache=True)
+def _hadoop_wake(now, hw, lat_max, std_k, min_allowed, prop_total, prop_running, due, job,
+                 task, start, k, p0, p1, r0, r1, w, r, W, ws, tw, task_type, attempts,
+                 running, n_tasks, completed, mean, std, mark, acc_run, acc_spec, at
+                 ):  # pragma: no cover - compiled
+    """``HadoopDefault.needs_scan_from``: per due job, the least over its busy slots of
+    the earliest time the slot could pass ``_hadoop_gate``'s test; inf when none could.
+
+    A slot counts only where the gate would look at it (its cell has a completion, its
+    task one live attempt, and the cell runs fewer speculations than its cap, counted as
+    ``_hadoop_gate`` does: these change only with the job). Its report held at
+    ``now`` and the one on its way (received at ``r0``) are judged exactly, the latter at
+    ``r0`` (every test gets harder as time passes). A later report ``k'`` is sent at ``s =
+    start + k' hw`` with progress on the slot's trajectory (``min((w + r max(s - b, 0)) /
+    W, 1)``, ``b = max(ws, tw)``, as ``hedge.sim.kernels.heartbeats`` will record it while
+    the rate holds); it is received before ``s + lat_max``, so its estimated end is at
+    most ``E = start + (s + lat_max - start) / p`` and it could pass only if ``E - start``
+    exceeds the threshold and ``E`` exceeds ``s + mean`` (then ``s`` is its wake). The walk
+    over later reports stops when no later one can pass: the run-time bound is monotone
+    in ``s`` (a ratio of linear functions), so it stays below the threshold past ``s`` once
+    it is below at ``s`` and at the attempt's end; and ``E - s`` is at most ``start +
+    (end + lat_max - start) / p(s) - s`` for every later report. After 64 reports the walk
+    gives up and answers ``s`` (early is safe). ``mark``/``acc_*``: zeroed scratch per
+    cell, left zeroed; ``at``: per slot, inf."""
+    wake = np.full(len(due), np.inf)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if not completed[c] > 0 or attempts[t] != 1:
+            continue
+        st = start[s]
+        m = mean[c]
+        thr = m + std_k * std[c]
+        slack = 1e-6 * (1.0 + abs(thr))
+        if r0[s] <= now:
+            held = _hadoop_row(p0[s], r0[s], k[s], st, hw, now, thr, m, slack)
+        else:
+            held = _hadoop_row(p1[s], r1[s], k[s] - 1, st, hw, now, thr, m, slack)
+        if held:
+            at[s] = now
+            mark[c] = 1
+            continue
+        best = np.inf
+        if r0[s] > now and _hadoop_row(p0[s], r0[s], k[s], st, hw, r0[s], thr, m, slack):
+            best = min(best, r0[s])
+        # later reports, on the trajectory (bounds loosened by twice the gate's slack)
+        lo, loose = thr - 2.0 * slack, 2.0 * slack
+        b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]
+        finish = b + (W[s] - w[s]) / r[s]  # when the work ends at this rate
+        finish += 1e-9 * (1.0 + abs(finish))  # as the slot's own end, give or take rounding
+        at_end = finish + lat_max - st  # the run-time bound at the last report
+        walked = 0
+        kk = k[s] + 1
+        while True:
+            sent = st + kk * hw
+            if not sent < finish or not sent < best:
+                break
+            x = sent - b
+            if x < 0.0:
+                x = 0.0
+            p = (w[s] + r[s] * x) / W[s]
+            if p > 1.0:
+                p = 1.0
+            kk += 1
+            if not p > 0:
+                continue
+            if p >= 1.0:
+                bound = sent - st
+                e_hi = sent
+            else:
+                bound = (sent + lat_max - st) / p
+                e_hi = st + bound
+            if bound > lo and e_hi >= sent - loose and e_hi > sent + m - loose:
+                best = sent
+                break
+            if bound <= lo and at_end <= lo:
+                break  # the run-time bound stays below the threshold from here on
+            if st + (finish + lat_max - st) / p - sent <= m - loose:
+                break  # no later report's estimate ends past its send time + mean
+            walked += 1
+            if walked >= 64:
+                best = min(best, sent)
+                break
+        if best < np.inf:
+            at[s] = best
+            mark[c] = 1
+    for s in range(len(job)):  # running and speculating tasks of the marked cells
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if mark[c]:
+            share = 1.0 / max(running[t], 1)
+            acc_run[c] += share
+            if attempts[t] > 1:
+                acc_spec[c] += share
+    for s in range(len(job)):
+        if not at[s] < np.inf:
+            continue
+        j = job[s]
+        c = j * 2 + task_type[task[s]]
+        if mark[c] == 1:  # first slot of the cell: decide its cap
+            cap = math.floor(max(float(min_allowed), prop_total * n_tasks[c],
+                                 prop_running * round(acc_run[c])))
+            mark[c] = 2 if round(acc_spec[c]) >= cap else 3
+        if mark[c] == 3 and at[s] < wake[j + 1]:
+            wake[j + 1] = at[s]
+    for s in range(len(job)):  # leave the scratch zeroed
+        if at[s] < np.inf:
+            c = job[s] * 2 + task_type[task[s]]
+            mark[c] = 0
+            acc_run[c] = 0.0
+            acc_spec[c] = 0.0
+    return wake

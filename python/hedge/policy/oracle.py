@@ -77,6 +77,13 @@ class Oracle(Policy):
         return _oracle_gate(view.now, self.margin, view.due, view.job, view.task, view.end,
                             view.copy_time, view.task_attempts)
 
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job: ``now`` when ``needs_scan_slots`` wants it now, else inf: a slot's
+        time left shrinks as fast as time passes, so only a change to the job's attempts
+        (a rate, a start, an end) can make a copy worth it later (``hedge.model.batch``)."""
+        want = self.needs_scan_slots(view)
+        return np.where(want, view.now, np.inf)
+
     def see(self, truth: Truth) -> None:
         self._truth = truth
 

@@ -341,22 +341,50 @@ class Spark(Policy):
             want[j + 1] = self._over_limit(view, j)
         return want
 
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
+        were nothing about the job to change (``hedge.model.batch``): a ready stage's
+        uncopied attempt passes the age bound at ``start + bound - slack``; nothing else
+        moves without a completion or an attempt starting or ending (``_spark_wake``);
+        then, for the jobs it could want, the time by ``decide``'s exact limit."""
+        wake = _spark_wake(view.now, self.quantile, self.multiplier, self.min_runtime,
+                           view.due, view.job, view.task, view.start, view.task_type,
+                           view.task_attempts, view.n_tasks.reshape(-1),
+                           view.completed.reshape(-1), view.completed_mean.reshape(-1),
+                           view.completed_std.reshape(-1))
+        if view.task_runtime is None or view.job_offset is None or view.job_maps is None:
+            return wake
+        for j in (np.flatnonzero(np.isfinite(wake)) - 1).tolist():
+            now, first = self._over_limit_from(view, j)
+            wake[j + 1] = view.now if now else max(first, view.now)
+        return wake
+
     def _over_limit(self, view: SlotView, j: int) -> bool:
         """Would ``decide`` copy a task of job ``j``? (its stage tests and limits, exactly)"""
+        return self._over_limit_from(view, j)[0]
+
+    def _over_limit_from(self, view: SlotView, j: int) -> tuple[bool, float]:
+        """Would ``decide`` copy a task of job ``j`` now (its stage tests and limits,
+        exactly: an uncopied attempt of a ready stage running longer than the limit), and
+        if not, from when could it (a hair early; inf: no passing time can make it)?"""
         rows = np.flatnonzero(view.job == j)
         task = view.task[rows]
         off, n_maps = int(view.job_offset[j]), int(view.job_maps[j])
         n_reds = int(view.n_tasks[j, REDUCE])
+        first = math.inf
         for task_type, lo, n_type in ((MAP, off, n_maps), (REDUCE, off + n_maps, n_reds)):
             runtime = view.task_runtime[lo:lo + n_type]
             done = runtime[~np.isnan(runtime)]
             if n_type == 0 or len(done) < math.floor(self.quantile * n_type) or not len(done):
                 continue
             limit = max(self.multiplier * float(np.median(done)), self.min_runtime)
-            if ((view.task_type[task] == task_type) & (view.task_attempts[task] == 1)
-                    & (view.now - view.start[rows] > limit)).any():
-                return True
-        return False
+            able = (view.task_type[task] == task_type) & (view.task_attempts[task] == 1)
+            if (able & (view.now - view.start[rows] > limit)).any():
+                return True, view.now
+            if able.any():  # now - start > limit from start + limit on (a hair before)
+                at = float(view.start[rows][able].min()) + limit
+                first = min(first, at - 1e-9 * (1.0 + abs(at)))
+        return False, first
 
 
 @njit(cache=True)
@@ -463,6 +491,38 @@ def _spark_gate(now, quantile, multiplier, min_runtime, due, job, task, start, t
         if not (now - start[s] <= lower - slack):
             want[j + 1] = True
     return want
+
+
+@njit(cache=True)
+def _spark_wake(now, quantile, multiplier, min_runtime, due, job, task, start, task_type,
+                attempts, n_tasks, completed, mean, std):  # pragma: no cover - compiled
+    """``Spark.needs_scan_from``: per due job, the least over its busy slots that
+    ``_spark_gate`` could pass of the time the slot outgrows the bound (``now`` when the
+    bound is NaN; a hair earlier than the gate's own comparison, to be safe); inf when
+    none could (stage not ready, task already copied)."""
+    wake = np.full(len(due), np.inf)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        t = task[s]
+        c = j * 2 + task_type[t]
+        if not (n_tasks[c] > 0 and completed[c] >= max(math.floor(quantile * n_tasks[c]), 1)):
+            continue
+        if attempts[t] != 1:
+            continue
+        if multiplier >= 0:
+            lower = max(multiplier * (mean[c] - std[c]), min_runtime)
+        else:
+            lower = max(multiplier * (mean[c] + std[c]), min_runtime)
+        slack = 1e-6 * (1.0 + abs(lower))
+        at = start[s] + (lower - slack)
+        at -= 1e-9 * (1.0 + abs(at))  # the gate compares now - start, not this sum
+        if not at > now:  # already old enough, or a NaN bound
+            at = now
+        if at < wake[j + 1]:
+            wake[j + 1] = at
+    return wake
 
 
 @register

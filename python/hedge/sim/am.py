@@ -170,7 +170,7 @@ class AppMasters:
             want = self._due_mask[due + 1]
             self._due_mask[marked] = False
         self._due_mask[due + 1] = False
-        self.tb.j_next_scan[due[~want]] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        self._skip(t, due[~want], by_cap=False)
         return due[want]  # due is sorted (jobs activate in order)
 
     def _with_room(self, t: float, due: np.ndarray) -> np.ndarray:
@@ -181,6 +181,12 @@ class AppMasters:
         running attempt) - live speculative attempts`` (no waiting copy here, so the
         running ones).
         """
+        keep = self._has_room(due)
+        self._skip(t, due[~keep], by_cap=True)
+        return due[keep]
+
+    def _has_room(self, due: np.ndarray) -> np.ndarray:
+        """``_with_room``'s test per job of ``due``."""
         tb, live = self.tb, self.slots.live
         settings = self.actuator.speculation
         if self._room_scratch is None:
@@ -195,8 +201,7 @@ class AppMasters:
             queued = np.asarray(tb.queue, dtype=np.int64)
             waiting = tb.t_job[tb.a_task[queued[tb.a_copy[queued]]]]
             keep |= np.isin(due, waiting)
-        self._skip(t, due[~keep], by_cap=True)
-        return due[keep]
+        return keep
 
     def _skip(self, t: float, jobs: np.ndarray, by_cap: bool) -> None:
         """A gate skipped these due jobs: their next scan instant, and they sleep (``settle``
@@ -229,29 +234,39 @@ class AppMasters:
         Its next scan instant is the first at or after the earliest time its gate could
         want it scanned were nothing about it to change (``wake``, evaluated from the next
         tick); a job the cap gate skipped sleeps until it changes, then wakes at its next
-        scan instant. A slot whose rate changed (``tw == t``) changes its job."""
+        scan instant, or at once when the cap now leaves room. A slot whose rate changed
+        (``tw == t``) moves its job: only ``wake`` reads rates."""
         if not self.sleeps:
             return
         tb, live, cfg = self.tb, self.slots.live, self.cluster
-        tb.j_changed[live.job[live.tw == t] + 1] = True
         act = tb.active
         jobs = act[~np.isnan(self._anchor[act])]
-        changed = tb.j_changed[jobs + 1]
-        fresh = np.zeros(len(jobs), dtype=bool)
-        if self._fresh:
-            fresh = np.isin(jobs, np.concatenate(self._fresh))
+        if not len(jobs):
             self._fresh.clear()
-        jobs, changed = jobs[changed | fresh], changed[changed | fresh]
+            return
+        changed = tb.j_changed[jobs + 1]
+        moved = self._due_mask  # scratch, index job + 1, left all False
+        moved[live.job[live.tw == t] + 1] = True
+        look = changed | moved[jobs + 1]
+        moved[:] = False
+        if self._fresh:
+            look |= np.isin(jobs, np.concatenate(self._fresh))
+            self._fresh.clear()
+        jobs, changed = jobs[look], changed[look]
         if not len(jobs):
             return
         tb.j_changed[jobs + 1] = False
-        soon = t + cfg.tick
-        when = np.full(len(jobs), soon)
         cap = self._by_cap[jobs]
-        when[cap & ~changed] = np.inf
+        again = np.flatnonzero(cap & changed)
+        if len(again):
+            room = self._has_room(jobs[again])
+            cap[again[room]] = False
+            self._by_cap[jobs[again[room]]] = False
+        soon = t + cfg.tick
+        when = np.full(len(jobs), np.inf)
         ask = jobs[~cap]
-        if self.wake is not None and len(ask):
-            when[~cap] = self._wake_times(soon, ask)
+        if len(ask):
+            when[~cap] = soon if self.wake is None else self._wake_times(soon, ask)
         tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)
 
     def _wake_times(self, now: float, jobs: np.ndarray) -> np.ndarray:

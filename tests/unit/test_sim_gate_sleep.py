@@ -1,0 +1,134 @@
+"""Sleeping jobs audited in whole runs (``AppMasters.settle``): a job a gate skipped is not
+checked again until its gate could want it or it changes. The loop is made to visit every
+tick, and at every scan instant a job sleeps through, ``decide`` is called anyway (on a
+copy of its policy, as ``test_sim_gate_audit`` does for skips) and must have nothing to do;
+the run must also give the same results as the run that did not visit those ticks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hedge.errors import HedgeError
+from hedge.sim.am import AppMasters
+from hedge.sim.engine import Simulator, simulate
+from hedge.sim.grid import EPS, on_lattice
+from hedge.traces.synthetic import default_workload
+
+from .test_sim_gate_audit import TIGHT, Audit, _tight_run
+from .test_sim_golden import RUNS, digest, run
+from .test_sim_invariants import CLUSTER
+
+# their jobs sleep past scan instants: by the policy's needs_scan_from (hadoop, spark,
+# oracle) or, for late, only when Hadoop's cap leaves no room (adaptive has neither yet)
+SLEEPERS = ["hadoop", "late", "spark", "oracle"]
+
+
+class SleepAudit:
+    """Wraps ``AppMasters.scan``: ``decide`` on every job asleep at a scan instant."""
+
+    def __init__(self, every: int = 1) -> None:  # audit one sleeping instant in ``every``
+        self.own = Audit(cut_by_limits=False, every=every)
+        self.caps = Audit(cut_by_limits=True, every=every)
+
+    def wrap(self, scan):
+        audit = self
+
+        def audited(am: AppMasters, t: float) -> None:
+            if am.sleeps:
+                for j in audit.asleep(am, t).tolist():
+                    (audit.caps if am._by_cap[j] else audit.own).check(am, t, j)
+            scan(am, t)
+
+        return audited
+
+    @staticmethod
+    def asleep(am: AppMasters, t: float) -> np.ndarray:
+        """Jobs sleeping through a scan instant at ``t`` (not those a completion just woke:
+        they are scanned or gated now, which ``test_sim_gate_audit`` audits)."""
+        tb = am.tb
+        act = tb.active[tb.j_left[tb.active] > 0]
+        jobs = act[~np.isnan(am._anchor[act]) & (tb.j_next_scan[act] > t + EPS)]
+        jobs = jobs[on_lattice(am._anchor[jobs], t, am._ticks, am.cluster.tick)]
+        return jobs[~tb.j_changed[jobs + 1]]
+
+
+def _every_tick(monkeypatch) -> None:
+    """Make the loop visit every tick (results must not depend on it)."""
+    plain = Simulator._next_time
+
+    def next_time(sim: Simulator, t: float) -> float:
+        tick = sim.cluster.tick
+        try:
+            return min(plain(sim, t), (round(t / tick) + 1) * tick)
+        except HedgeError:  # every job asleep until it changes, nothing running
+            return (round(t / tick) + 1) * tick
+
+    monkeypatch.setattr(Simulator, "_next_time", next_time)
+
+
+def _audited(monkeypatch, every: int = 1) -> SleepAudit:
+    audit = SleepAudit(every)
+    _every_tick(monkeypatch)
+    monkeypatch.setattr(AppMasters, "scan", audit.wrap(AppMasters.scan))
+    return audit
+
+
+@pytest.mark.parametrize("policy", SLEEPERS)
+def test_a_sleeping_job_would_have_done_nothing_at_every_instant_it_slept(policy,
+                                                                          monkeypatch):
+    plain = [digest(run(policy, i)) for i in (0, 2)]
+    tight = digest(_tight_run(policy)) if policy in ("late", "spark") else None
+    audit = _audited(monkeypatch, every=8)  # every instant: the slow test below
+    assert [digest(run(policy, i)) for i in (0, 2)] == plain  # run 2 scans every 3 ticks
+    if tight is not None:  # Hadoop's cap binds: the cap gate's sleepers
+        assert digest(_tight_run(policy)) == tight
+        assert audit.caps.skipped > 10, audit.caps.skipped
+    assert audit.own.skipped + audit.caps.skipped > 100  # the rule was exercised
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", SLEEPERS + ["spark-legacy", "oracle:after_reports=2"])
+def test_sleeping_audited_in_every_golden_run(policy, monkeypatch):
+    name, _, param = policy.partition(":")
+    params = {"after_reports": int(param.split("=")[1])} if param else None
+    plain = [digest(simulate(make(), name, cluster, seed=seed, deadline_factor=2.0,
+                             policy_params=params)) for make, cluster, seed in RUNS]
+    audit = _audited(monkeypatch)
+    again = [digest(simulate(make(), name, cluster, seed=seed, deadline_factor=2.0,
+                             policy_params=params)) for make, cluster, seed in RUNS]
+    assert again == plain
+    assert audit.own.skipped + audit.caps.skipped > 100
+
+
+@pytest.mark.parametrize("policy", ["hadoop", "spark", "oracle"])
+def test_sleeping_keeps_results_bit_identical_to_the_ungated_run(policy):
+    wl = default_workload(3, n_jobs=40 if policy != "oracle" else 12)
+    gated = simulate(wl, policy, CLUSTER, seed=2, deadline_factor=2.0)
+    full = simulate(wl, policy, CLUSTER, seed=2, deadline_factor=2.0, gates=False)
+    assert digest(gated) == digest(full)
+    assert gated.scans < full.scans
+
+
+def _steps(monkeypatch, policy: str) -> int:
+    """Instants the loop visits on a small fitted-default day."""
+    visits = []
+    plain = Simulator._next_time
+
+    def counted(sim: Simulator, t: float) -> float:
+        visits.append(t)
+        return plain(sim, t)
+
+    monkeypatch.setattr(Simulator, "_next_time", counted)
+    simulate(default_workload(0, n_jobs=25), policy, CLUSTER, seed=0, speculation=TIGHT)
+    return len(visits)
+
+
+def test_sleeping_jobs_cost_no_visits_where_nothing_could_change(monkeypatch):
+    """A gated policy whose jobs sleep visits about the instants ``none`` visits (an
+    attempt ends, a job arrives), not every tick while a job is active (3-4x as many
+    here before jobs slept)."""
+    none = _steps(monkeypatch, "none")
+    for policy in ("hadoop", "spark"):  # oracle's gate passes jobs its decide then leaves
+        assert _steps(monkeypatch, policy) <= 1.3 * none, policy
