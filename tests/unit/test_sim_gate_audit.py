@@ -117,7 +117,9 @@ GATED = ["adaptive", "late", "oracle", "spark", "spark-legacy"]
 def test_gates_skip_only_scans_that_would_do_nothing(policy, monkeypatch):
     own, caps = _audited(monkeypatch, every=4)  # every skip: the slow test below
     run(policy, 2)  # the golden runs' all-at-once arrival
-    assert own.skipped > 50 and own.kept > 0  # the gate was exercised both ways
+    # the gate was exercised both ways (a skipped job then sleeps, so the gate sees it
+    # less often: test_sim_gate_sleep audits the instants it sleeps through)
+    assert own.skipped > 30 and own.kept > 0
     if policy in ("late", "spark"):
         _tight_run(policy)
         assert caps.skipped > 10 and caps.kept > 0
