@@ -118,6 +118,22 @@ def _load8(typingctx, data, index):  # noqa: ANN001, ANN202, ARG001
 
 
 @intrinsic
+def _store8(typingctx, data, index, value):  # noqa: ANN001, ANN202, ARG001
+    """Write ``value`` to data[index:index + 8] (an unaligned store, little-endian as
+    ``_load8``); the caller keeps index + 8 <= len(data). Typed as ``_load8``."""
+    if not (isinstance(data, types.Array) and data.dtype == types.uint8 and data.ndim == 1
+            and data.layout == "C" and value == types.uint64):
+        return None
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        pointer = builder.gep(array.data, [args[1]])
+        builder.store(args[2], builder.bitcast(pointer, ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.void(data, index, value), codegen
+
+
+@intrinsic
 def _trailing_zeros(typingctx, x):  # noqa: ANN001, ANN202, ARG001
     """Count of trailing zero bits of a nonzero uint64 (LLVM cttz)."""
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
@@ -204,15 +220,10 @@ def _murmur3_32(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.u
     h = seed
     p = start
     while p + 4 <= end:
-        k = (np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
-             | (np.uint64(data[p + 2]) << np.uint64(16)) | (np.uint64(data[p + 3]) << np.uint64(24)))
-        h = (_rotl32(h ^ _mix_k(k), 13) * np.uint64(5) + N1) & MASK32
+        h = (_rotl32(h ^ _mix_k(_word(data, p, p + 4)), 13) * np.uint64(5) + N1) & MASK32
         p += 4
     if p < end:
-        k = np.uint64(0)
-        for j in range(end - p):
-            k |= np.uint64(data[p + j]) << np.uint64(8 * j)
-        h ^= _mix_k(k)
+        h ^= _mix_k(_word(data, p, end))
     h ^= np.uint64(end - start)
     h ^= h >> np.uint64(16)
     h = (h * F1) & MASK32
@@ -325,8 +336,8 @@ def _count_into(data: np.ndarray, i: int, delimiter: np.ndarray, table: np.ndarr
                     table[s, 2] = t | COUNT_ONE
                     table[s, 3] = used
                     stored = key_offsets[used]
-                    for j in range(length):  # (a slice assignment here costs 2x the loop)
-                        arena[stored + j] = data[start + j]
+                    for j in range(0, length, 8):  # up to 7 bytes past it: the next key's
+                        _store8(arena, stored + j, _word(data, start + j, end))
                     key_offsets[used + 1] = stored + length
                     hashes[used] = _murmur3_32(data, start, end, seed)
                     used += 1
@@ -447,7 +458,8 @@ class WordCounter:
         raw = np.frombuffer(data, dtype=np.uint8)
         raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
         stored = int(self.key_offsets[self.used])
-        self.arena = _grown(self.arena, stored + len(raw))  # room for every token of data
+        # room for every token of data, and 8 bytes for the last one's 8-byte stores
+        self.arena = _grown(self.arena, stored + len(raw) + 8)
         i = 0
         while True:
             if 2 * self.used >= len(self.table):
