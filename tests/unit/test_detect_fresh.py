@@ -14,9 +14,11 @@ from hedge.detect.fresh import (
     Z_CONFIDENT,
     Z_LAST,
     Z_RATE,
+    Z_RATE_LAST,
     duration_belief,
     fresh_rate_rule,
     fresh_score_rule,
+    sequential_flags,
 )
 from hedge.detect.rules import ratio_rule, score_rule
 from hedge.errors import HedgeError
@@ -106,29 +108,48 @@ def test_fresh_rate_is_the_exact_rule_under_constant_speed() -> None:
 
 
 def test_fresh_rate_sequential_test_under_noise() -> None:
-    # ECT 16, noise 0.1 at t = 12: tau = 0.8, lower bound 16 - 1.5 tau = 14.8 >= 12.857
+    # ECT 16, noise 0.1 at t = 12: tau = 0.8, lower bound 16 - 0.8 tau = 15.36 >= 12.857
     assert rate_flags(16.0, 12.0, 0.1)
-    # ECT 13.6 at t = 10.5: tau = 0.1 x 5.6 = 0.56, lower bound 12.76 < bar, and the next
+    # ECT 13.2 at t = 10.5: tau = 0.1 x 5.2 = 0.52, lower bound 12.78 < bar, and the next
     # scan (elapsed 11.5) still comes before the bar: wait
-    assert not rate_flags(13.6, 10.5, 0.1)
-    # at t = 12 the next scan (13) is past the bar: last chance, 13.6 + 1.5 tau >= bar: flag
-    assert rate_flags(13.6, 12.0, 0.1)
-    assert not rate_flags(13.6, 12.0, 0.1, z_last=-2.0)  # 13.6 - 2 x 0.56 < 12.857
-    # last chance, but clearly normal under low noise: central max(11, 11.5) + 1.5 x 0.04
+    assert not rate_flags(13.2, 10.5, 0.1)
+    # at t = 12 the next scan (13) is past the bar: last chance, and a straggler ending
+    # before it (12.857 <= D < 13) has probability 0.350 - 0.255 = 0.095 >= 0.067: flag
+    assert rate_flags(13.2, 12.0, 0.1)
+    assert not rate_flags(13.2, 12.0, 0.1, z_last=-2.0)  # 0.095 < P(z >= -2)
+    # last chance, but clearly normal under low noise: central max(11, 11.5), tau 0.04
     assert not rate_flags(11.0, 12.0, 0.01)
 
 
+def test_fresh_rate_last_chance_weighs_the_loss_of_waiting() -> None:
+    """Wide uncertainty (noise 0.5: tau 2.6 at t = 12, ECT 13.2): probably a straggler
+    (P = 0.55), but one ending before the next scan only with P = 0.022 < 0.067: fresh-rate
+    waits where fresh-score's last chance (on P(straggler)) flags. At t = 13 (no report
+    since) that chance is 0.17 (certain bound 12.5): flag."""
+    assert not rate_flags(13.2, 12.0, 0.5)
+    assert rate_flags(13.2, 13.0, 0.5)
+    b = duration_belief(ects(13.2), START, SENT, RECEIVED, 12.0, ALL, RUNNING_LAST, 0.5)
+    bar = np.full(4, BAR)
+    assert sequential_flags(b, bar, 0.0, RUNNING_LAST, z=Z_RATE, z_last=Z_RATE_LAST)[3]
+    assert not sequential_flags(b, bar, 0.0, RUNNING_LAST, z=Z_RATE, z_last=Z_RATE_LAST,
+                                on_loss=True)[3]
+
+
 def test_fresh_rate_flags_earlier_than_fresh_scores_level() -> None:
-    """fresh-rate's one level Z_RATE (issue 19: lead time) sits below fresh-score's 2: ECT
-    14 at t = 10.5, tau = 0.6: 14 - 1.5 x 0.6 = 13.1 >= bar 12.857 flags now, where at
-    z = 2 (12.8 < bar) it waited for a later scan. Every entry point ships that level."""
-    assert Z_RATE == 1.5 < Z_CONFIDENT == Z_LAST
-    assert rate_flags(14.0, 10.5, 0.1)
-    assert not rate_flags(14.0, 10.5, 0.1, z=Z_CONFIDENT, z_last=Z_LAST)
+    """fresh-rate's confident level Z_RATE (issue 19: lead time) sits below fresh-score's 2
+    and below its own old 1.5: ECT 13.6 at t = 10.5, tau = 0.56: 13.6 - 0.8 x 0.56 = 13.15
+    >= bar 12.857 flags now, where at z = 1.5 (12.76 < bar) it waited for a later scan.
+    Every entry point ships both of its levels."""
+    assert Z_RATE == 0.8 < Z_RATE_LAST == 1.5 < Z_CONFIDENT == Z_LAST
+    assert rate_flags(13.6, 10.5, 0.1)
+    assert not rate_flags(13.6, 10.5, 0.1, z=1.5)
+    assert not rate_flags(13.6, 10.5, 0.1, z=Z_CONFIDENT, z_last=Z_LAST)
     policy = FreshRatePolicy()
-    assert policy.z == policy.z_last == Z_RATE
+    assert (policy.z, policy.z_last) == (Z_RATE, Z_RATE_LAST)
     defaults = inspect.signature(fresh_rate).parameters
-    assert defaults["z"].default == defaults["z_last"].default == Z_RATE
+    assert (defaults["z"].default, defaults["z_last"].default) == (Z_RATE, Z_RATE_LAST)
+    defaults = inspect.signature(fresh_rate_rule).parameters
+    assert (defaults["z"].default, defaults["z_last"].default) == (Z_RATE, Z_RATE_LAST)
 
 
 def test_fresh_rate_trusts_only_certain_bounds_while_noise_is_unknown() -> None:

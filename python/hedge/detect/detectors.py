@@ -34,6 +34,7 @@ from hedge.detect.fresh import (
     Z_CONFIDENT,
     Z_LAST,
     Z_RATE,
+    Z_RATE_LAST,
     fresh_rate_rule,
     fresh_score_rule,
 )
@@ -170,7 +171,7 @@ def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
 
 
 def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_RATE,
-               z_last: float = Z_RATE, scan_interval: float = SCAN_INTERVAL,
+               z_last: float = Z_RATE_LAST, scan_interval: float = SCAN_INTERVAL,
                speed_noise: float | None = None) -> Mask:
     """Rate-based detection on the heartbeat-fresh duration, as a sequential test
     (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` as in

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from hedge.detect.detectors import DETECTORS, known_mask
-from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST, Z_RATE
+from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST, Z_RATE, Z_RATE_LAST
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
@@ -508,7 +508,7 @@ class FreshRatePolicy(FreshPolicy):
     name = "fresh-rate"
     detector = "fresh-rate"
 
-    def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE,
+    def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE_LAST,
                  scan_interval: float = SCAN_INTERVAL) -> None:
         super().__init__()
         self.factor = factor
