@@ -79,7 +79,8 @@ class AppMasters:
         n_jobs = len(tables.j_off)
         self._anchor = np.full(n_jobs, np.nan)  # sleeping: the scan instant it skipped
         self._by_cap = np.zeros(n_jobs, dtype=bool)  # sleeping since the cap gate skipped it
-        self._fresh: list[np.ndarray] = []  # jobs skipped in this step
+        self._fresh = np.zeros(n_jobs, dtype=bool)  # skipped in this step
+        self._any_fresh = False
 
     def scan(self, t: float) -> None:
         """Scan every active job whose scan is due at ``t``."""
@@ -212,16 +213,17 @@ class AppMasters:
         self._anchor[jobs] = t
         self._by_cap[jobs] = by_cap
         self.tb.j_changed[jobs + 1] = False  # changes from here on wake them
-        self._fresh.append(jobs)
+        self._fresh[jobs] = True
+        self._any_fresh = True
 
     def _woken(self, t: float, act: np.ndarray, due: np.ndarray) -> np.ndarray:
         """``due`` and the sleeping jobs that changed in this step before the scan (a task
         completed) and have a scan instant at ``t``: their gate may answer otherwise now."""
         tb = self.tb
-        asleep = act[~np.isnan(self._anchor[act])]
+        asleep = act[tb.j_changed[act + 1]]
         if not len(asleep):
             return due
-        asleep = asleep[tb.j_changed[asleep + 1] & (tb.j_next_scan[asleep] > t + EPS)]
+        asleep = asleep[~np.isnan(self._anchor[asleep]) & (tb.j_next_scan[asleep] > t + EPS)]
         if not len(asleep):
             return due
         asleep = asleep[on_lattice(self._anchor[asleep], t, self._ticks, self.cluster.tick)]
@@ -242,16 +244,17 @@ class AppMasters:
         act = tb.active
         jobs = act[~np.isnan(self._anchor[act])]
         if not len(jobs):
-            self._fresh.clear()
             return
         changed = tb.j_changed[jobs + 1]
         moved = self._due_mask  # scratch, index job + 1, left all False
-        moved[live.job[live.tw == t] + 1] = True
+        rated = live.job[live.tw == t] + 1
+        moved[rated] = True
         look = changed | moved[jobs + 1]
-        moved[:] = False
-        if self._fresh:
-            look |= np.isin(jobs, np.concatenate(self._fresh))
-            self._fresh.clear()
+        moved[rated] = False
+        if self._any_fresh:
+            look |= self._fresh[jobs]
+            self._fresh[jobs] = False
+            self._any_fresh = False
         jobs, changed = jobs[look], changed[look]
         if not len(jobs):
             return

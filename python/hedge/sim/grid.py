@@ -35,6 +35,8 @@ def lattice_from(anchor: np.ndarray, when: np.ndarray, ticks: int, tick: float) 
     instants ``grid_after`` would visit from ``anchor`` on) at or after ``when``; inf where
     ``when`` is inf."""
     first = np.rint(anchor / tick)
+    if ticks == 1:  # every tick after the anchor (the usual scan = tick)
+        return np.maximum(np.ceil(when / tick - EPS), first + 1.0) * tick
     with np.errstate(invalid="ignore"):
         steps = np.ceil((when / tick - EPS - first) / ticks)
     steps = np.where(np.isfinite(steps), np.maximum(steps, 1.0), np.inf)
