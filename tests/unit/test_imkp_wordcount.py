@@ -119,3 +119,12 @@ def test_words_counter_names_the_piece_with_bad_bytes(monkeypatch: pytest.Monkey
         counter.add(Piece("big.txt", b"123456789"))
     keys, counts, _ = counter.take()
     assert dict(zip(keys.to_pylist(), counts.tolist(), strict=True)) == {b"ok": 1, "ü".encode(): 1}
+
+
+def test_warm_cache_compiles_every_kernel_a_build_calls() -> None:
+    wordcount.warm_cache()
+    signatures = {f: set(getattr(wordcount, f).signatures)
+                  for f in ("_count_into", "_rehash", "_counts")}
+    assert all(signatures.values())
+    count_words(b" ".join(b"%d" % i for i in range(5000)))  # grows: nothing new to compile
+    assert {f: set(getattr(wordcount, f).signatures) for f in signatures} == signatures

@@ -491,6 +491,16 @@ class WordCounter:
         return keys, counts, hashes
 
 
+def warm_cache() -> None:
+    """Compile (or load from numba's cache) every kernel a build calls, with the argument
+    types a build passes: ``make setup`` runs it, so the first ``hedge imkp build`` does
+    not spend about 8 s of CPU compiling."""
+    counter = WordCounter()
+    counter.add(b"warm the cache")
+    counter.grow()
+    counter.take()
+
+
 def count_words(data: bytes | bytearray, seed: int = 0, source: str = "input"
                 ) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32).
