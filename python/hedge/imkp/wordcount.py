@@ -17,21 +17,22 @@ chunk. Why it is fast, also with a million distinct tokens:
   slot alone, with no second random access to the stored copy;
 - counting uses an open-addressing table (linear probing, load <= 1/2) of 32-byte slots
   (``word``, ``word2``, ``count << 32 | tag``, key number), two to a cache line; a slot's
-  line and the next are prefetched, so a probe that runs past its line does not stall. A
-  new token is copied once to the key store (``arena``, offsets in first-seen order, which
-  are an Arrow binary array's buffers as they stand) and hashed with Murmur3 then; the
-  table lives across pieces, so
-  nothing is done per piece per distinct token (no per-piece gather, hash or merge of keys,
-  which cost 5x the scan on high-cardinality input). The table doubles when half full; the
-  counting loop stops, the table grows, and the loop resumes, so the loop itself works on
-  one table (numba compiles a loop that reassigns an array several times slower).
+  line is prefetched, and the next one too when the slot is its line's second, so a probe
+  that runs on to the next slot does not stall. A new token is copied once to the key
+  store (``arena``, offsets in first-seen order, which are an Arrow binary array's buffers
+  as they stand; 8 bytes per store) and hashed with Murmur3 then; the table lives across
+  pieces, so nothing is done per piece per distinct token (no per-piece gather, hash or
+  merge of keys, which cost 5x the scan on high-cardinality input). The table doubles
+  when half full; the counting loop stops, the table grows, and the loop resumes, so the
+  loop itself works on one table (numba compiles a loop that reassigns an array several
+  times slower).
 
 Counts and key offsets are 32-bit: a counter is emptied (``take``) before it has been fed
 ``BATCH_LIMIT`` bytes, and a piece is at most ``PIECE_LIMIT`` bytes. Input must contain no NUL
 byte (``check_text`` rejects those before): then no token's word has a zero byte inside its
 length, so an empty slot is one whose word is zero, and a word's top byte is nonzero iff its
 token has 8 or more bytes. Compiled with numba (``nogil``, so builder threads run in parallel;
-``cache``, so compilation happens once per installation).
+``cache``, so compilation happens once per installation: ``make setup`` runs ``warm_cache``).
 """
 
 from __future__ import annotations
