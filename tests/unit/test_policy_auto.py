@@ -106,21 +106,52 @@ def test_copies_that_lose_teach_it_to_stop() -> None:
     assert create("hedge-auto").decide(snapshot(140.0, [(99, 0.3, 3)])).speculate_task.size == 1
 
 
-def test_a_copy_as_slow_as_its_original_is_killed_and_teaches_at_once() -> None:
+def test_a_copy_as_slow_as_its_original_teaches_at_once() -> None:
     """The copy's own pace says it will take as long as its original (about 210 s, where
     40 completed tasks took about 10 s): lam is near 0 (its slowness is the task's own
-    work). The copy is killed at once, and the belief moves further than a lost race alone
+    work). The belief moves at the copy's first estimate, and further than a lost race alone
     moves it (the copy's pace is evidence, not only who won)."""
     done = list(np.random.default_rng(4).uniform(9.0, 11.0, 40))
     policy = create("hedge-auto")
     assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
-    seen = policy.decide(snapshot(21.0, [(7, 0.105, 3), (7, 0.0147, 4, True)], done=done))
-    assert seen.kill_attempt.tolist() == [101]  # the copy's attempt id
+    policy.decide(snapshot(21.0, [(7, 0.105, 3), (7, 0.0147, 4, True)], done=done))
     assert policy.lam_estimate < 0.35  # from 0.5: 1 of 41 residuals explains a slow copy
     outcome_only = create("hedge-auto")
     outcome_only.decide(snapshot(20.0, [(7, 0.1, 3)], done=done))
     outcome_only.decide(snapshot(22.0, [], done=done))  # completed, the copy never ahead
     assert policy.lam_estimate < outcome_only.lam_estimate - 0.05
+
+
+def test_a_copy_clearly_slower_than_its_original_is_killed_at_once() -> None:
+    """By its first estimate the copy takes about 280 s where it would need about 190 s to
+    tie: behind by more than an early estimate's error, so it is killed at once."""
+    done = list(np.random.default_rng(4).uniform(9.0, 11.0, 40))
+    policy = create("hedge-auto")
+    assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
+    seen = policy.decide(snapshot(21.0, [(7, 0.105, 3), (7, 0.0135, 4, True)], done=done))
+    assert seen.kill_attempt.tolist() == [101]  # the copy's attempt id
+
+
+def test_a_copy_a_little_behind_is_kept_until_its_estimate_is_sure() -> None:
+    """By its first estimate (two reports) the copy ends about 11 % later than it would need
+    to tie: within an early estimate's error (``ESTIMATE_LOG_SD``), so it runs on; at the
+    same pace, 130 s later, its sharper estimate says the same and it is killed (and
+    ``kill_z=0`` kills it at once)."""
+    done = list(np.random.default_rng(4).uniform(9.0, 11.0, 40))
+
+    def race(now: float, orig: float, copy: float) -> Snapshot:
+        return snapshot(now, [(7, orig, 3), (7, copy, 4, True)], done=done)
+
+    policy = create("hedge-auto")
+    assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
+    assert not policy.decide(race(21.0, 0.105, 0.0147)).kill_attempt.size
+    later = race(150.0, 0.01 + 0.00475 * 149, 0.01 + 0.0047 * 130)
+    later.attempts.start[1] = 19.0  # the same copy: started at 19 s, first report at 20 s
+    later.attempts.first_progress_time[1] = 20.0
+    assert policy.decide(later).kill_attempt.tolist() == [101]
+    eager = create("hedge-auto", kill_z=0)
+    eager.decide(snapshot(20.0, [(7, 0.1, 3)], done=done))
+    assert eager.decide(race(21.0, 0.105, 0.0147)).kill_attempt.tolist() == [101]
 
 
 def test_a_copied_task_gets_no_second_copy() -> None:

@@ -38,7 +38,8 @@ Three guards keep it from wasting:
   with more data that is also slower than its data explains is judged like any other, its
   copy expected to take ``M``-scaled time.
 - **Killing a copy that falls behind:** once a copy has its own estimate (two progress
-  reports) and that estimate ends later than its original's, the copy is killed at once
+  reports) and that estimate ends later than its original's by more than ``kill_z`` times
+  the estimate's error (which shrinks as the copy progresses), the copy is killed at once
   (``kill_attempt``): it can only lose, and every second it runs on is waste. Its task gets
   no second copy.
 - **Learning from its own races:** the belief about ``lam`` starts as a normal prior around
@@ -102,7 +103,9 @@ class HedgeAuto(Policy):
     - ``min_saving``: the smallest expected saving (s) worth a copy;
     - ``skew_ratio``: input at least this many times its type's median: skew, no copy;
     - ``prior_width``: the spread of the prior belief about ``lam`` (a normal's sigma);
-    - ``probe_races``: copies a job may have in flight before that many races have ended.
+    - ``probe_races``: copies a job may have in flight before that many races have ended;
+    - ``kill_z``: how sure (in standard errors of its estimate) hedge-auto must be that a
+      copy is behind its original before killing it (0: as soon as its estimate is behind).
     """
 
     name = "hedge-auto"
@@ -110,7 +113,7 @@ class HedgeAuto(Policy):
     def __init__(self, cost_weight: float = 0.25, assumed_busy: float = 0.5,
                  lam: float = CALIBRATED_LAMBDA,
                  min_completed: int = 3, min_saving: float = 1.0, skew_ratio: float = 1.5,
-                 prior_width: float = 0.2, probe_races: int = 2) -> None:
+                 prior_width: float = 0.2, probe_races: int = 2, kill_z: float = 1.0) -> None:
         self.cost_weight = float(cost_weight)
         self.assumed_busy = float(assumed_busy)
         self.lam = float(lam)
@@ -119,6 +122,7 @@ class HedgeAuto(Policy):
         self.skew_ratio = float(skew_ratio)
         self.prior_width = float(prior_width)
         self.probe_races = int(probe_races)
+        self.kill_z = float(kill_z)
         self._races: dict[int, Race] = {}  # copied task -> its race with the original
         self._log_belief = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
         self._taught = 0  # races of this job that have taught the belief (Race.learned)
@@ -363,13 +367,35 @@ class HedgeAuto(Policy):
                 self._learn(task, copy_end + snapshot.now - float(a.start[copy].max()))
             if len(copy) and len(orig) and math.isfinite(copy_end):
                 self._races[task].ahead = copy_end < orig_end
-                if copy_end > orig_end:
+                if self._behind(snapshot, copy, copy_end, orig_end):
                     kills += a.attempt[copy].tolist()
                     self._settle(task, won=False)
                     self._lost.add(task)
             elif len(copy) and not len(orig):
                 self._races[task].ahead = True  # the original is gone, the copy runs on
         return kills
+
+    def _behind(self, snapshot: Snapshot, copy: np.ndarray, copy_end: float,
+                orig_end: float) -> bool:
+        """Whether a copy's own estimate puts it behind its original beyond doubt: to tie,
+        its run time would have to be shorter than estimated by more than ``kill_z`` times
+        the estimate's error (log scale: ``ESTIMATE_LOG_SD`` at the copy's start, shrinking
+        in proportion to the work it has left). An estimate from two early reports can be
+        off by tens of percent, and a copy killed on a near tie may be the one that would
+        have won; as the copy runs, its estimate sharpens and a copy truly behind is killed
+        a few reports later."""
+        if not copy_end > orig_end:
+            return False
+        if self.kill_z <= 0:
+            return True
+        a = snapshot.attempts
+        start = float(a.start[copy].max())
+        need = snapshot.now + orig_end - start  # the run time at which the copy ties
+        estimate = snapshot.now + copy_end - start
+        if not need > 0:
+            return True
+        sd = ESTIMATE_LOG_SD * max(1.0 - float(a.progress[copy].max()), 0.05)
+        return math.log(estimate / need) > self.kill_z * sd
 
     def _learn(self, task: int, copy_total: float) -> None:
         """The copy of ``task`` has its own estimate (``copy_total`` s in all): the first
