@@ -72,6 +72,8 @@ class Audit:
         self.skipped += 1
         if self.skipped % self.every:
             return
+        if am.refresh is not None:  # reports are recorded lazily: bring them up to t
+            am.refresh(t, am._all)
         rows = np.flatnonzero(am.slots.live.job == j)
         snapshot = am._snapshot(t, j, rows, am._reports(t, rows), am._cluster_facts(t))
         policy = am.policies.get(j) or create(am.policy_name, **am.policy_params)

@@ -79,6 +79,10 @@ class AppMasters:
         n_jobs = len(tables.j_off)
         self._anchor = np.full(n_jobs, np.nan)  # sleeping: the scan instant it skipped
         self._by_cap = np.zeros(n_jobs, dtype=bool)  # sleeping since the cap gate skipped it
+        # the engine's: record the reports sent by t of the slots of the jobs marked in a
+        # mask (index job + 1; ``_all``: every slot); None: reports are always current
+        self.refresh = None
+        self._all = np.ones(n_jobs + 1, dtype=bool)
         self._fresh = np.zeros(n_jobs, dtype=bool)  # skipped in this step
         self._any_fresh = False
 
@@ -95,6 +99,10 @@ class AppMasters:
         if not len(due):
             return
         live = self.slots.live
+        if self.refresh is not None:  # what the gates read: the due jobs' reports
+            self._due_mask[due + 1] = True
+            self.refresh(t, self._due_mask)
+            self._due_mask[due + 1] = False
         if self.idempotent:
             due = self._changed_or_loud(t, due)
             if not len(due):
@@ -108,6 +116,8 @@ class AppMasters:
             due = self._gated(t, due)
             if not len(due):
                 return
+        if self.refresh is not None:  # ClusterFacts reads every slot's latest report
+            self.refresh(t, self._all)
         # running attempts of the due jobs, grouped by job in the order of ``due``
         self._due_mask[due + 1] = True
         rows = np.flatnonzero(self._due_mask[live.job + 1])
@@ -268,8 +278,14 @@ class AppMasters:
         soon = t + cfg.tick
         when = np.full(len(jobs), np.inf)
         ask = jobs[~cap]
-        if len(ask):
-            when[~cap] = soon if self.wake is None else self._wake_times(soon, ask)
+        if len(ask) and self.wake is not None:
+            if self.refresh is not None:
+                self._due_mask[ask + 1] = True
+                self.refresh(t, self._due_mask)
+                self._due_mask[ask + 1] = False
+            when[~cap] = self._wake_times(soon, ask)
+        elif len(ask):
+            when[~cap] = soon
         tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)
 
     def _wake_times(self, now: float, jobs: np.ndarray) -> np.ndarray:

@@ -184,6 +184,11 @@ class Simulator:
                              self.policy_params, self._gate, self._slot_gate,
                              self._idempotent, self._clairvoyant, compiled,
                              self._copies_only, self._wake)
+        # gated jobs sleep: reports are then recorded only where something reads them or
+        # a rate is about to change (AppMasters.refresh), not for every slot at every step
+        self._lazy = self.am.sleeps
+        if self._lazy:
+            self.am.refresh = self._refresh
 
     @property
     def scans(self) -> int:
@@ -216,6 +221,8 @@ class Simulator:
             if self._observing:
                 self.am.scan(t)
             self.scheduler.schedule(t)
+            if self._lazy and slots.rates_dirty:
+                self._refresh(t, None, before_rates=True)
             slots.update_rates(t, compiled)
             if self._observing:
                 self.am.settle(t)
@@ -257,7 +264,7 @@ class Simulator:
         if t <= t_prev:
             return
         ended = np.flatnonzero(live.end <= t + EPS)
-        if self._observing:
+        if self._observing and not self._lazy:
             self._heartbeats(t, t - t_prev, ended)
         if len(ended):
             self._complete(t, ended, live.end[ended])
@@ -274,6 +281,25 @@ class Simulator:
         kernels.heartbeats(t, step, hw, EPS, self._kfp, self.latency.table, live.nhb,
                            live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
                            live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
+
+    def _refresh(self, t: float, want: np.ndarray | None, before_rates: bool = False) -> None:
+        """Record the reports sent by ``t`` of the slots of jobs marked in ``want`` (index
+        job + 1), or with ``before_rates`` of every slot whose rate is about to change
+        (``hedge.sim.kernels.heartbeats_of``, ``heartbeats_before_rates``: bit-identical to
+        recording every slot at every step, as long as every reader and every rate change
+        asks first)."""
+        slots = self.slots
+        live, hw, table = slots.live, self.cluster.hw, self.latency.table
+        if before_rates:
+            kernels.heartbeats_before_rates(
+                t, hw, EPS, self._kfp, table, slots.degr, slots.stretch, slots.busy_n,
+                slots.slot_speed, slots.slot_node, live.nhb, live.end, live.start, live.aid,
+                live.ws, live.tw, live.w, live.r, live.W, live.k, live.p0, live.p1, live.r0,
+                live.r1, live.fpp)
+            return
+        kernels.heartbeats_of(t, hw, EPS, self._kfp, table, want, live.job, live.nhb,
+                              live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
+                              live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
 
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         """The attempts in these slots ended (at ``ends``): their tasks and jobs progress."""

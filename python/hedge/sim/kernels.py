@@ -49,32 +49,79 @@ def heartbeats(t: float, step: float, hw: float, eps: float, kfp: int, table: np
     ``hw / 2`` and sent two or more reports, report ``k' - 1`` computed the same way.
     Crossing ``kfp`` (the first report with progress) records that report's progress.
     """
-    mask = len(table) - 1
-    limit = t + eps
     several = step > 0.5 * hw
-    first_at = kfp * hw
     for s in range(len(nhb)):
-        if not (nhb[s] <= limit) or not (end[s] > limit):
-            continue
-        st = start[s]
-        k_old = k[s]
-        k_new = np.int64(math.floor((t - st) / hw + eps))
-        b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
-        sent = st + k_new * hw
-        p_new = _progress_at(sent, w[s], r[s], b, W[s])
-        r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
-        p_prev, r_prev = p0[s], r0[s]
-        if several and k_new - 1 > k_old:
-            p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
-            r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
-        if k_old < kfp and k_new >= kfp:
-            fpp[s] = _progress_at(st + first_at, w[s], r[s], b, W[s])
-        k[s] = k_new
-        p0[s] = p_new
-        p1[s] = p_prev
-        r0[s] = r_new
-        r1[s] = r_prev
-        nhb[s] = sent + hw
+        _heartbeat(s, t, several, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r, W,
+                   k, p0, p1, r0, r1, fpp)
+
+
+@njit(cache=True, inline="always")
+def _heartbeat(s, t, several, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r, W, k,
+               p0, p1, r0, r1, fpp):
+    """``heartbeats``' work for slot ``s``."""
+    limit = t + eps
+    if not (nhb[s] <= limit) or not (end[s] > limit):
+        return
+    mask = len(table) - 1
+    st = start[s]
+    k_old = k[s]
+    k_new = np.int64(math.floor((t - st) / hw + eps))
+    b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
+    sent = st + k_new * hw
+    p_new = _progress_at(sent, w[s], r[s], b, W[s])
+    r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
+    p_prev, r_prev = p0[s], r0[s]
+    if several and k_new - 1 > k_old:
+        p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
+        r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
+    if k_old < kfp and k_new >= kfp:
+        fpp[s] = _progress_at(st + kfp * hw, w[s], r[s], b, W[s])
+    k[s] = k_new
+    p0[s] = p_new
+    p1[s] = p_prev
+    r0[s] = r_new
+    r1[s] = r_prev
+    nhb[s] = sent + hw
+
+
+@njit(cache=True)
+def heartbeats_of(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
+                  want: np.ndarray, job: np.ndarray, nhb: np.ndarray, end: np.ndarray,
+                  start: np.ndarray, aid: np.ndarray, ws: np.ndarray, tw: np.ndarray,
+                  w: np.ndarray, r: np.ndarray, W: np.ndarray, k: np.ndarray,
+                  p0: np.ndarray, p1: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                  fpp: np.ndarray) -> None:
+    """``heartbeats`` on the slots of the jobs marked in ``want`` (index ``job + 1``) only,
+    as if every step since a slot was last brought up to date had been long (``step =
+    inf``).
+
+    Bit-identical to calling ``heartbeats`` at every visited step, provided each slot is
+    brought up to date before its rate changes (``heartbeats_before_rates``) and before
+    anything reads its reports: report ``k - 1`` is then recomputed only when it was sent
+    since, on the trajectory it was sent on, with the operations ``heartbeats`` uses."""
+    for s in range(len(nhb)):
+        if want[job[s] + 1]:
+            _heartbeat(s, t, True, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r,
+                       W, k, p0, p1, r0, r1, fpp)
+
+
+@njit(cache=True)
+def heartbeats_before_rates(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
+                            degr: np.ndarray, stretch: np.ndarray, busy_n: np.ndarray,
+                            slot_speed: np.ndarray, slot_node: np.ndarray, nhb: np.ndarray,
+                            end: np.ndarray, start: np.ndarray, aid: np.ndarray,
+                            ws: np.ndarray, tw: np.ndarray, w: np.ndarray, r: np.ndarray,
+                            W: np.ndarray, k: np.ndarray, p0: np.ndarray, p1: np.ndarray,
+                            r0: np.ndarray, r1: np.ndarray, fpp: np.ndarray) -> None:
+    """``heartbeats_of`` on every slot whose rate ``update_rates`` is about to change (its
+    own test, ``rate != r``), so its reports so far are recorded on the old rate."""
+    factor = np.empty(len(busy_n))
+    for i in range(len(busy_n)):
+        factor[i] = degr[i] * stretch[busy_n[i]]
+    for s in range(len(nhb)):
+        if slot_speed[s] / factor[slot_node[s]] != r[s]:
+            _heartbeat(s, t, True, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r,
+                       W, k, p0, p1, r0, r1, fpp)
 
 
 @njit(cache=True)
