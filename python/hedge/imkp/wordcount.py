@@ -444,7 +444,8 @@ class WordCounter:
         # slot: word, word2, count << 32 | tag, key number
         self.table = np.zeros((1 << INITIAL_BITS, 4), np.int64)
         self.arena = np.empty(1 << 16, np.uint8)
-        self.key_offsets = np.zeros((1 << (INITIAL_BITS - 1)) + 1, np.int64)
+        # int32, as Arrow's binary offsets: take hands them over as they stand
+        self.key_offsets = np.zeros((1 << (INITIAL_BITS - 1)) + 1, np.int32)
         self.hashes = np.empty(1 << (INITIAL_BITS - 1), np.uint32)
         self.used = 0  # distinct keys
         self.fed = 0  # bytes counted since the last reset
@@ -483,7 +484,7 @@ class WordCounter:
     def take(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
         """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32)."""
         used = self.used
-        offsets = self.key_offsets[:used + 1].astype(np.int32)
+        offsets = self.key_offsets[:used + 1]
         keys = pa.Array.from_buffers(pa.binary(), used,
                                      [None, pa.py_buffer(offsets),
                                       pa.py_buffer(self.arena[:int(offsets[-1])])])
