@@ -49,39 +49,49 @@ def heartbeats(t: float, step: float, hw: float, eps: float, kfp: int, table: np
     ``hw / 2`` and sent two or more reports, report ``k' - 1`` computed the same way.
     Crossing ``kfp`` (the first report with progress) records that report's progress.
     """
-    several = step > 0.5 * hw
-    for s in range(len(nhb)):
-        _heartbeat(s, t, several, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r, W,
-                   k, p0, p1, r0, r1, fpp)
+    none = np.empty(0, np.int64)
+    _heartbeats_where(t, step > 0.5 * hw, hw, eps, kfp, table, 0, np.empty(0, np.bool_),
+                      none, np.empty(0), np.empty(0), none, nhb, end, start, aid, ws, tw, w,
+                      r, W, k, p0, p1, r0, r1, fpp)
 
 
-@njit(cache=True, inline="always")
-def _heartbeat(s, t, several, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r, W, k,
-               p0, p1, r0, r1, fpp):
-    """``heartbeats``' work for slot ``s``."""
-    limit = t + eps
-    if not (nhb[s] <= limit) or not (end[s] > limit):
-        return
+@njit(cache=True)
+def _heartbeats_where(t, several, hw, eps, kfp, table, mode, want, job, factor, slot_speed,
+                      slot_node, nhb, end, start, aid, ws, tw, w, r, W, k, p0, p1, r0, r1,
+                      fpp):  # pragma: no cover - compiled
+    """``heartbeats``' loop (one body for its three uses; a per-slot function call would
+    cost more than the work, as it passes the arrays): ``mode`` 0 every slot, 1 the slots
+    of jobs marked in ``want`` (index ``job + 1``), 2 the slots whose rate ``update_rates``
+    is about to change (``speed / factor[node] != r``)."""
     mask = len(table) - 1
-    st = start[s]
-    k_old = k[s]
-    k_new = np.int64(math.floor((t - st) / hw + eps))
-    b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
-    sent = st + k_new * hw
-    p_new = _progress_at(sent, w[s], r[s], b, W[s])
-    r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
-    p_prev, r_prev = p0[s], r0[s]
-    if several and k_new - 1 > k_old:
-        p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
-        r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
-    if k_old < kfp and k_new >= kfp:
-        fpp[s] = _progress_at(st + kfp * hw, w[s], r[s], b, W[s])
-    k[s] = k_new
-    p0[s] = p_new
-    p1[s] = p_prev
-    r0[s] = r_new
-    r1[s] = r_prev
-    nhb[s] = sent + hw
+    limit = t + eps
+    first_at = kfp * hw
+    for s in range(len(nhb)):
+        if not (nhb[s] <= limit) or not (end[s] > limit):
+            continue
+        if mode == 1 and not want[job[s] + 1]:
+            continue
+        if mode == 2 and slot_speed[s] / factor[slot_node[s]] == r[s]:  # as update_rates
+            continue
+        st = start[s]
+        k_old = k[s]
+        k_new = np.int64(math.floor((t - st) / hw + eps))
+        b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
+        sent = st + k_new * hw
+        p_new = _progress_at(sent, w[s], r[s], b, W[s])
+        r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
+        p_prev, r_prev = p0[s], r0[s]
+        if several and k_new - 1 > k_old:
+            p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
+            r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
+        if k_old < kfp and k_new >= kfp:
+            fpp[s] = _progress_at(st + first_at, w[s], r[s], b, W[s])
+        k[s] = k_new
+        p0[s] = p_new
+        p1[s] = p_prev
+        r0[s] = r_new
+        r1[s] = r_prev
+        nhb[s] = sent + hw
 
 
 @njit(cache=True)
@@ -99,10 +109,9 @@ def heartbeats_of(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
     brought up to date before its rate changes (``heartbeats_before_rates``) and before
     anything reads its reports: report ``k - 1`` is then recomputed only when it was sent
     since, on the trajectory it was sent on, with the operations ``heartbeats`` uses."""
-    for s in range(len(nhb)):
-        if want[job[s] + 1]:
-            _heartbeat(s, t, True, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r,
-                       W, k, p0, p1, r0, r1, fpp)
+    none = np.empty(0, np.int64)
+    _heartbeats_where(t, True, hw, eps, kfp, table, 1, want, job, np.empty(0), np.empty(0),
+                      none, nhb, end, start, aid, ws, tw, w, r, W, k, p0, p1, r0, r1, fpp)
 
 
 @njit(cache=True)
@@ -118,10 +127,9 @@ def heartbeats_before_rates(t: float, hw: float, eps: float, kfp: int, table: np
     factor = np.empty(len(busy_n))
     for i in range(len(busy_n)):
         factor[i] = degr[i] * stretch[busy_n[i]]
-    for s in range(len(nhb)):
-        if slot_speed[s] / factor[slot_node[s]] != r[s]:
-            _heartbeat(s, t, True, hw, eps, kfp, table, nhb, end, start, aid, ws, tw, w, r,
-                       W, k, p0, p1, r0, r1, fpp)
+    _heartbeats_where(t, True, hw, eps, kfp, table, 2, np.empty(0, np.bool_),
+                      np.empty(0, np.int64), factor, slot_speed, slot_node, nhb, end, start,
+                      aid, ws, tw, w, r, W, k, p0, p1, r0, r1, fpp)
 
 
 @njit(cache=True)
