@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -75,3 +78,20 @@ def test_progress_bar_reports_bytes_per_second(tmp_path: Path,
                  str(tmp_path / "m.imkp"), "--progress"]) == 0
     err = capsys.readouterr().err
     assert "imkp build" in err and "B/s" in err and "18.6k" in err  # 19,000 bytes read
+
+
+def test_build_freezes_the_collector_at_exit_only(built: Path, tmp_path: Path) -> None:
+    # In-process (the fixture ran a build): nothing frozen, this process still collects.
+    assert gc.get_freeze_count() == 0
+    # A process that ran a build has frozen its objects by the time shutdown collects them
+    # (the atexit hook registered before the build runs after the build's own).
+    probe = ("import atexit, gc, sys\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+             "from hedge.cli import main\n"
+             f"sys.exit(main(['imkp', 'build', {str(built.parent / 'in.txt')!r}, '-r', '2', "
+             f"'--no-progress', '-o', {str(tmp_path / 'exit.imkp')!r}]))")
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(repo / "python")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "frozen True"
