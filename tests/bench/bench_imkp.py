@@ -27,8 +27,9 @@ Every figure is printed next to a baseline measured in the same run (CPU time).
    command (start-up included, CPU time of the child) against the in-process figure
    (target <= 1.5x), and the command's fixed cost (a two-word input) next to what importing
    everything but numba costs: with the 31 MB file's in-process time ``t``, that import
-   alone bounds the ratio from below by ``(import + t) / t`` (about 2.4 on the machine of
-   issue 21, so 1.5x is out of reach while numpy is imported; see the report there).
+   alone bounds the ratio from below by ``(import + t) / t`` (about 3 on the machine of
+   issue 21: 0.29 s of imports for 0.15 s of counting, so 1.5x is out of reach while
+   numpy, pyarrow and click are imported at all).
 4. Start-up: ``hedge --help`` (CPU and wall time of the child, target <= 0.3 s) next to
    ``python -c pass``.
 """
