@@ -162,10 +162,7 @@ class HadoopDefault(Policy):
         """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
         slots (``_hadoop_gate``): the same formulas, slack and cap, so a job is wanted
         exactly when ``needs_scan(view.to_batch())`` has a True row of it."""
-        cells = view.completed.size
-        if self._scratch is None or len(self._scratch[0]) != cells:
-            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
-        mark, acc_run, acc_spec = self._scratch
+        mark, acc_run, acc_spec = self._cells(view)
         return _hadoop_gate(
             view.now, view.hw, self.slow_task_std, self.minimum_allowed, self.proportion_total,
             self.proportion_running, view.due, view.job, view.task, view.start, view.k,
@@ -174,6 +171,14 @@ class HadoopDefault(Policy):
             view.completed_mean.reshape(-1), view.completed_std.reshape(-1), mark, acc_run,
             acc_spec)
 
+    def _cells(self, view: SlotView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The compiled gates' zeroed scratch per (job, type) cell: mark, running tasks,
+        speculating tasks (``_open_cells``)."""
+        cells = view.completed.size
+        if self._scratch is None or len(self._scratch[0]) != cells:
+            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
+        return self._scratch
+
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): the earliest time ``needs_scan_slots`` could
         want it were nothing about the job to change (``hedge.model.batch``): the report
@@ -181,10 +186,7 @@ class HadoopDefault(Policy):
         the slot's trajectory, by an upper bound of their estimate (``_hadoop_wake``)."""
         if view.w is None or view.latency_max is None:
             return np.where(view.due, view.now, np.inf)
-        cells = view.completed.size
-        if self._scratch is None or len(self._scratch[0]) != cells:
-            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
-        mark, acc_run, acc_spec = self._scratch
+        mark, acc_run, acc_spec = self._cells(view)
         return _hadoop_wake(
             view.now, view.hw, view.latency_max, self.slow_task_std, self.minimum_allowed,
             self.proportion_total, self.proportion_running, view.due, view.job, view.task,
@@ -266,7 +268,24 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
             n_ok += 1
     if n_ok == 0:
         return want
-    for s in range(n):  # running and speculating tasks of the candidates' cells
+    _open_cells(ok, min_allowed, prop_total, prop_running, due, job, task, task_type,
+                attempts, running, n_tasks, mark, acc_run, acc_spec)
+    for s in range(n):
+        if ok[s] and mark[job[s] * 2 + task_type[task[s]]] == 3:
+            want[job[s] + 1] = True
+    _clear_cells(ok, job, task, task_type, mark, acc_run, acc_spec)
+    return want
+
+
+@njit(cache=True)
+def _open_cells(cand, min_allowed, prop_total, prop_running, due, job, task, task_type,
+                attempts, running, n_tasks, mark, acc_run, acc_spec
+                ):  # pragma: no cover - compiled
+    """The cap of each cell holding a candidate slot (``cand``; ``mark`` 1 there): its
+    running tasks ``R = round(sum 1 / running)`` and speculating ones ``P`` (the same sum
+    over slots whose task has several attempts) over the due jobs' slots; ``mark`` becomes
+    2 where ``P >= floor(max(min_allowed, prop_total n_tasks, prop_running R))``, else 3."""
+    for s in range(len(job)):
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
@@ -277,23 +296,26 @@ def _hadoop_gate(now, hw, std_k, min_allowed, prop_total, prop_running, due, job
             acc_run[c] += share
             if attempts[t] > 1:
                 acc_spec[c] += share
-    for s in range(n):
-        if not ok[s]:
+    for s in range(len(job)):
+        if not cand[s]:
             continue
         c = job[s] * 2 + task_type[task[s]]
         if mark[c] == 1:  # first candidate of the cell: decide its cap
             cap = math.floor(max(float(min_allowed), prop_total * n_tasks[c],
                                  prop_running * round(acc_run[c])))
             mark[c] = 2 if round(acc_spec[c]) >= cap else 3
-        if mark[c] == 3:
-            want[job[s] + 1] = True
-    for s in range(n):  # leave the scratch zeroed
-        if ok[s]:
+
+
+@njit(cache=True)
+def _clear_cells(cand, job, task, task_type, mark, acc_run, acc_spec
+                 ):  # pragma: no cover - compiled
+    """Leave ``_open_cells``' scratch zeroed."""
+    for s in range(len(job)):
+        if cand[s]:
             c = job[s] * 2 + task_type[task[s]]
             mark[c] = 0
             acc_run[c] = 0.0
             acc_spec[c] = 0.0
-    return want
 
 
 @njit(cache=True, inline="always")
@@ -398,32 +420,12 @@ def _hadoop_wake(now, hw, lat_max, std_k, min_allowed, prop_total, prop_running,
         if best < np.inf:
             at[s] = best
             mark[c] = 1
-    for s in range(len(job)):  # running and speculating tasks of the marked cells
-        j = job[s]
-        if j < 0 or not due[j + 1]:
-            continue
-        t = task[s]
-        c = j * 2 + task_type[t]
-        if mark[c]:
-            share = 1.0 / max(running[t], 1)
-            acc_run[c] += share
-            if attempts[t] > 1:
-                acc_spec[c] += share
+    cand = at < np.inf
+    _open_cells(cand, min_allowed, prop_total, prop_running, due, job, task, task_type,
+                attempts, running, n_tasks, mark, acc_run, acc_spec)
     for s in range(len(job)):
-        if not at[s] < np.inf:
-            continue
         j = job[s]
-        c = j * 2 + task_type[task[s]]
-        if mark[c] == 1:  # first slot of the cell: decide its cap
-            cap = math.floor(max(float(min_allowed), prop_total * n_tasks[c],
-                                 prop_running * round(acc_run[c])))
-            mark[c] = 2 if round(acc_spec[c]) >= cap else 3
-        if mark[c] == 3 and at[s] < wake[j + 1]:
+        if cand[s] and mark[j * 2 + task_type[task[s]]] == 3 and at[s] < wake[j + 1]:
             wake[j + 1] = at[s]
-    for s in range(len(job)):  # leave the scratch zeroed
-        if at[s] < np.inf:
-            c = job[s] * 2 + task_type[task[s]]
-            mark[c] = 0
-            acc_run[c] = 0.0
-            acc_spec[c] = 0.0
+    _clear_cells(cand, job, task, task_type, mark, acc_run, acc_spec)
     return wake

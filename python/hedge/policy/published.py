@@ -330,16 +330,19 @@ class Spark(Policy):
         slots (``_spark_gate``): the same bound and slack; then, for the few jobs it
         wants, ``decide``'s own test with the median of the completed run times when the
         view holds them (``_over_limit``), so it may want fewer jobs than ``needs_scan``."""
-        want = _spark_gate(view.now, self.quantile, self.multiplier, self.min_runtime,
-                           view.due, view.job, view.task, view.start, view.task_type,
-                           view.task_attempts, view.n_tasks.reshape(-1),
-                           view.completed.reshape(-1), view.completed_mean.reshape(-1),
-                           view.completed_std.reshape(-1))
+        want = _spark_gate(*self._kernel_args(view))
         if view.task_runtime is None or view.job_offset is None or view.job_maps is None:
             return want
         for j in (np.flatnonzero(want) - 1).tolist():
             want[j + 1] = self._over_limit(view, j)
         return want
+
+    def _kernel_args(self, view: SlotView) -> tuple:
+        """``_spark_gate``'s and ``_spark_wake``'s arguments."""
+        return (view.now, self.quantile, self.multiplier, self.min_runtime, view.due,
+                view.job, view.task, view.start, view.task_type, view.task_attempts,
+                view.n_tasks.reshape(-1), view.completed.reshape(-1),
+                view.completed_mean.reshape(-1), view.completed_std.reshape(-1))
 
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
@@ -347,11 +350,7 @@ class Spark(Policy):
         uncopied attempt passes the age bound at ``start + bound - slack``; nothing else
         moves without a completion or an attempt starting or ending (``_spark_wake``);
         then, for the jobs it could want, the time by ``decide``'s exact limit."""
-        wake = _spark_wake(view.now, self.quantile, self.multiplier, self.min_runtime,
-                           view.due, view.job, view.task, view.start, view.task_type,
-                           view.task_attempts, view.n_tasks.reshape(-1),
-                           view.completed.reshape(-1), view.completed_mean.reshape(-1),
-                           view.completed_std.reshape(-1))
+        wake = _spark_wake(*self._kernel_args(view))
         if view.task_runtime is None or view.job_offset is None or view.job_maps is None:
             return wake
         for j in (np.flatnonzero(np.isfinite(wake)) - 1).tolist():
@@ -465,6 +464,21 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
     return want
 
 
+@njit(cache=True, inline="always")
+def _spark_ready(quantile, n_tasks, completed):  # pragma: no cover - compiled
+    """A stage is judged once ``max(floor(quantile n_tasks), 1)`` of its tasks finished."""
+    return n_tasks > 0 and completed >= max(math.floor(quantile * n_tasks), 1)
+
+
+@njit(cache=True, inline="always")
+def _spark_lower(multiplier, min_runtime, mean, std):  # pragma: no cover - compiled
+    """A lower bound of the stage's limit ``max(multiplier median, min_runtime)``
+    (``|mean - median| <= std``)."""
+    if multiplier >= 0:
+        return max(multiplier * (mean - std), min_runtime)
+    return max(multiplier * (mean + std), min_runtime)
+
+
 @njit(cache=True)
 def _spark_gate(now, quantile, multiplier, min_runtime, due, job, task, start, task_type,
                 attempts, n_tasks, completed, mean, std):  # pragma: no cover - compiled
@@ -479,14 +493,9 @@ def _spark_gate(now, quantile, multiplier, min_runtime, due, job, task, start, t
             continue
         t = task[s]
         c = j * 2 + task_type[t]
-        if not (n_tasks[c] > 0 and completed[c] >= max(math.floor(quantile * n_tasks[c]), 1)):
+        if attempts[t] != 1 or not _spark_ready(quantile, n_tasks[c], completed[c]):
             continue
-        if attempts[t] != 1:
-            continue
-        if multiplier >= 0:
-            lower = max(multiplier * (mean[c] - std[c]), min_runtime)
-        else:
-            lower = max(multiplier * (mean[c] + std[c]), min_runtime)
+        lower = _spark_lower(multiplier, min_runtime, mean[c], std[c])
         slack = 1e-6 * (1.0 + abs(lower))
         if not (now - start[s] <= lower - slack):
             want[j + 1] = True
@@ -507,14 +516,9 @@ def _spark_wake(now, quantile, multiplier, min_runtime, due, job, task, start, t
             continue
         t = task[s]
         c = j * 2 + task_type[t]
-        if not (n_tasks[c] > 0 and completed[c] >= max(math.floor(quantile * n_tasks[c]), 1)):
+        if attempts[t] != 1 or not _spark_ready(quantile, n_tasks[c], completed[c]):
             continue
-        if attempts[t] != 1:
-            continue
-        if multiplier >= 0:
-            lower = max(multiplier * (mean[c] - std[c]), min_runtime)
-        else:
-            lower = max(multiplier * (mean[c] + std[c]), min_runtime)
+        lower = _spark_lower(multiplier, min_runtime, mean[c], std[c])
         slack = 1e-6 * (1.0 + abs(lower))
         at = start[s] + (lower - slack)
         at -= 1e-9 * (1.0 + abs(at))  # the gate compares now - start, not this sum
