@@ -84,6 +84,8 @@ class AppMasters:
         self.refresh = None
         self._all = np.ones(n_jobs + 1, dtype=bool)
         self._fresh = np.zeros(n_jobs, dtype=bool)  # skipped in this step
+        # the engine's: jobs (index job + 1) a slot of which changed rate in this step
+        self.rated = np.zeros(n_jobs + 1, dtype=bool)
         self._any_fresh = False
 
     def scan(self, t: float) -> None:
@@ -247,20 +249,20 @@ class AppMasters:
         want it scanned were nothing about it to change (``wake``, evaluated from the next
         tick); a job the cap gate skipped sleeps until it changes, then wakes at its next
         scan instant, or at once when the cap now leaves room. A slot whose rate changed
-        (``tw == t``) moves its job: only ``wake`` reads rates."""
+        (``rated``) or started an attempt moves its job: only ``wake`` reads rates."""
         if not self.sleeps:
             return
-        tb, live, cfg = self.tb, self.slots.live, self.cluster
+        tb, cfg = self.tb, self.cluster
         act = tb.active
         jobs = act[~np.isnan(self._anchor[act])]
+        # a job a slot of which changed rate, or started an attempt (tw == t), moved:
+        # the engine marked the first in ``rated``, a start marked the job changed
+        rated = self.rated[jobs + 1]
+        self.rated.fill(False)
         if not len(jobs):
             return
         changed = tb.j_changed[jobs + 1]
-        moved = self._due_mask  # scratch, index job + 1, left all False
-        rated = live.job[live.tw == t] + 1
-        moved[rated] = True
-        look = changed | moved[jobs + 1]
-        moved[rated] = False
+        look = changed | rated
         if self._any_fresh:
             look |= self._fresh[jobs]
             self._fresh[jobs] = False

@@ -222,7 +222,7 @@ class Simulator:
                 self.am.scan(t)
             self.scheduler.schedule(t)
             if self._lazy and slots.rates_dirty:
-                self._refresh(t, None, before_rates=True)
+                self._rates_after_reports(t)
             slots.update_rates(t, compiled)
             if self._observing:
                 self.am.settle(t)
@@ -282,24 +282,29 @@ class Simulator:
                            live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
                            live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
 
-    def _refresh(self, t: float, want: np.ndarray | None, before_rates: bool = False) -> None:
+    def _refresh(self, t: float, want: np.ndarray) -> None:
         """Record the reports sent by ``t`` of the slots of jobs marked in ``want`` (index
-        job + 1), or with ``before_rates`` of every slot whose rate is about to change
-        (``hedge.sim.kernels.heartbeats_of``, ``heartbeats_before_rates``: bit-identical to
-        recording every slot at every step, as long as every reader and every rate change
-        asks first)."""
-        slots = self.slots
-        live, hw, table = slots.live, self.cluster.hw, self.latency.table
-        if before_rates:
-            kernels.heartbeats_before_rates(
-                t, hw, EPS, self._kfp, table, slots.degr, slots.stretch, slots.busy_n,
-                slots.slot_speed, slots.slot_node, live.nhb, live.end, live.start, live.aid,
-                live.ws, live.tw, live.w, live.r, live.W, live.k, live.p0, live.p1, live.r0,
-                live.r1, live.fpp)
-            return
+        job + 1) (``hedge.sim.kernels.heartbeats_of``: bit-identical to recording every
+        slot at every step, as long as every reader asks first and every rate change
+        records first, ``_rates_after_reports``)."""
+        live, hw, table = self.slots.live, self.cluster.hw, self.latency.table
         kernels.heartbeats_of(t, hw, EPS, self._kfp, table, want, live.job, live.nhb,
                               live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
                               live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
+
+    def _rates_after_reports(self, t: float) -> None:
+        """``Slots.update_rates`` with the reports sent by ``t`` of each slot whose rate it
+        changes recorded first, on the old rate, and those slots' jobs marked in the AMs'
+        ``rated`` (``hedge.sim.kernels.heartbeats_and_rates``: one pass over the slots for
+        the three)."""
+        slots = self.slots
+        live = slots.live
+        kernels.heartbeats_and_rates(
+            t, self.cluster.hw, EPS, self._kfp, self.latency.table, slots.degr, slots.stretch,
+            slots.busy_n, slots.slot_speed, slots.slot_node, self.am.rated, live.job,
+            live.nhb, live.end, live.start, live.aid, live.ws, live.tw, live.w, live.r,
+            live.W, live.k, live.p0, live.p1, live.r0, live.r1, live.fpp)
+        slots.rates_dirty = False
 
     def _complete(self, t: float, rows: np.ndarray, ends: np.ndarray) -> None:
         """The attempts in these slots ended (at ``ends``): their tasks and jobs progress."""

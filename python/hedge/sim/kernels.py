@@ -61,37 +61,50 @@ def _heartbeats_where(t, several, hw, eps, kfp, table, mode, want, job, factor, 
                       fpp):  # pragma: no cover - compiled
     """``heartbeats``' loop (one body for its three uses; a per-slot function call would
     cost more than the work, as it passes the arrays): ``mode`` 0 every slot, 1 the slots
-    of jobs marked in ``want`` (index ``job + 1``), 2 the slots whose rate ``update_rates``
-    is about to change (``speed / factor[node] != r``)."""
+    of jobs marked in ``want`` (index ``job + 1``), 2 the slots whose rate changes
+    (``speed / factor[node] != r``, as ``update_rates`` tests it): their reports so far,
+    on the old rate, then ``update_rates``' own work on them, and their jobs marked in
+    ``want``."""
     mask = len(table) - 1
     limit = t + eps
     first_at = kfp * hw
     for s in range(len(nhb)):
-        if not (nhb[s] <= limit) or not (end[s] > limit):
-            continue
-        if mode == 1 and not want[job[s] + 1]:
-            continue
-        if mode == 2 and slot_speed[s] / factor[slot_node[s]] == r[s]:  # as update_rates
-            continue
-        st = start[s]
-        k_old = k[s]
-        k_new = np.int64(math.floor((t - st) / hw + eps))
-        b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
-        sent = st + k_new * hw
-        p_new = _progress_at(sent, w[s], r[s], b, W[s])
-        r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
-        p_prev, r_prev = p0[s], r0[s]
-        if several and k_new - 1 > k_old:
-            p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
-            r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
-        if k_old < kfp and k_new >= kfp:
-            fpp[s] = _progress_at(st + first_at, w[s], r[s], b, W[s])
-        k[s] = k_new
-        p0[s] = p_new
-        p1[s] = p_prev
-        r0[s] = r_new
-        r1[s] = r_prev
-        nhb[s] = sent + hw
+        rate = 0.0
+        if mode == 2:
+            rate = slot_speed[s] / factor[slot_node[s]]
+            if rate == r[s]:  # unchanged (NaN counts as changed, as numpy's !=)
+                continue
+        if nhb[s] <= limit and end[s] > limit and (mode != 1 or want[job[s] + 1]):
+            st = start[s]
+            k_old = k[s]
+            k_new = np.int64(math.floor((t - st) / hw + eps))
+            b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
+            sent = st + k_new * hw
+            p_new = _progress_at(sent, w[s], r[s], b, W[s])
+            r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
+            p_prev, r_prev = p0[s], r0[s]
+            if several and k_new - 1 > k_old:
+                p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
+                r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
+            if k_old < kfp and k_new >= kfp:
+                fpp[s] = _progress_at(st + first_at, w[s], r[s], b, W[s])
+            k[s] = k_new
+            p0[s] = p_new
+            p1[s] = p_prev
+            r0[s] = r_new
+            r1[s] = r_prev
+            nhb[s] = sent + hw
+        if mode == 2:  # update_rates' body, after the reports sent on the old rate
+            want[job[s] + 1] = True
+            b = tw[s] if tw[s] >= ws[s] or math.isnan(tw[s]) else ws[s]  # np.maximum
+            x = t - b
+            if x < 0.0:
+                x = 0.0
+            w[s] += r[s] * x
+            tw[s] = t
+            r[s] = rate
+            e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
+            end[s] = e + (W[s] - w[s]) / rate
 
 
 @njit(cache=True)
@@ -106,7 +119,7 @@ def heartbeats_of(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
     inf``).
 
     Bit-identical to calling ``heartbeats`` at every visited step, provided each slot is
-    brought up to date before its rate changes (``heartbeats_before_rates``) and before
+    brought up to date before its rate changes (``heartbeats_and_rates``) and before
     anything reads its reports: report ``k - 1`` is then recomputed only when it was sent
     since, on the trajectory it was sent on, with the operations ``heartbeats`` uses."""
     none = np.empty(0, np.int64)
@@ -115,21 +128,25 @@ def heartbeats_of(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
 
 
 @njit(cache=True)
-def heartbeats_before_rates(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
-                            degr: np.ndarray, stretch: np.ndarray, busy_n: np.ndarray,
-                            slot_speed: np.ndarray, slot_node: np.ndarray, nhb: np.ndarray,
-                            end: np.ndarray, start: np.ndarray, aid: np.ndarray,
-                            ws: np.ndarray, tw: np.ndarray, w: np.ndarray, r: np.ndarray,
-                            W: np.ndarray, k: np.ndarray, p0: np.ndarray, p1: np.ndarray,
-                            r0: np.ndarray, r1: np.ndarray, fpp: np.ndarray) -> None:
-    """``heartbeats_of`` on every slot whose rate ``update_rates`` is about to change (its
-    own test, ``rate != r``), so its reports so far are recorded on the old rate."""
+def heartbeats_and_rates(t: float, hw: float, eps: float, kfp: int, table: np.ndarray,
+                         degr: np.ndarray, stretch: np.ndarray, busy_n: np.ndarray,
+                         slot_speed: np.ndarray, slot_node: np.ndarray, rated: np.ndarray,
+                         job: np.ndarray, nhb: np.ndarray, end: np.ndarray,
+                         start: np.ndarray, aid: np.ndarray, ws: np.ndarray, tw: np.ndarray,
+                         w: np.ndarray, r: np.ndarray, W: np.ndarray, k: np.ndarray,
+                         p0: np.ndarray, p1: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                         fpp: np.ndarray) -> None:
+    """``update_rates`` in one pass with ``heartbeats_of`` on the slots whose rate it
+    changes (its own test, ``rate != r``), so their reports so far are recorded on the old
+    rate first; marks those slots' jobs in ``rated`` (index ``job + 1``). Bit-identical to
+    ``heartbeats_of`` on those slots, then ``update_rates``: a slot's reports read only
+    its own fields, and neither the loads nor the degradation change in between."""
     factor = np.empty(len(busy_n))
     for i in range(len(busy_n)):
         factor[i] = degr[i] * stretch[busy_n[i]]
-    _heartbeats_where(t, True, hw, eps, kfp, table, 2, np.empty(0, np.bool_),
-                      np.empty(0, np.int64), factor, slot_speed, slot_node, nhb, end, start,
-                      aid, ws, tw, w, r, W, k, p0, p1, r0, r1, fpp)
+    _heartbeats_where(t, True, hw, eps, kfp, table, 2, rated, job, factor, slot_speed,
+                      slot_node, nhb, end, start, aid, ws, tw, w, r, W, k, p0, p1, r0, r1,
+                      fpp)
 
 
 @njit(cache=True)
