@@ -189,15 +189,18 @@ class HedgeAuto(Policy):
             (1 - lam) * np.log(np.maximum(total[rows], 1e-9) / typical)[None, :, None]
             + lam * residual)
         race = np.minimum(copy, left[None, :, None])  # the copy's end (the task's, if later)
-        # the copy's slot time: a copy that falls behind is killed as soon as its own
-        # estimate shows it (_follow_races), about ``check`` seconds after it starts
+        # the copy's slot time: a copy that falls behind is killed once its own estimate
+        # shows it (_follow_races), about ``check`` seconds after it starts
         check = self._check_time(snapshot, of_type)
-        slot = np.where(copy < left[None, :, None], copy, np.minimum(race, check))
+        ahead = copy < left[None, :, None]
+        slot = np.where(ahead, copy, np.minimum(race, check))
         finish, rest = self._finish_bounds(snapshot, task_type, of_type, rows, remaining, m)
         best_k, benefit, cost = self._best_count(snapshot, race, slot, finish, rest)
+        if not best_k:
+            return []
         room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
-        win = (copy < left[None, :, None]).mean(axis=2)  # per lam and candidate
+        win = ahead.mean(axis=2)  # per lam and candidate
         for k, task in enumerate(chosen):
             self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
         if chosen:
@@ -281,8 +284,9 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
                               & np.isfinite(remaining) & (remaining > 0))
-        raced = np.fromiter([*self._races, *self._lost], np.int64)
-        rows = rows[~np.isin(a.task[rows], raced)]
+        if self._races or self._lost:
+            raced = np.fromiter([*self._races, *self._lost], np.int64)
+            rows = rows[~np.isin(a.task[rows], raced)]
         skewed = ((input_ratio[rows] >= self.skew_ratio)
                   & (total[rows] / scale[rows] <= self.skew_ratio * m))
         for r in rows[skewed]:
