@@ -87,6 +87,7 @@ class AppMasters:
         # the engine's: jobs (index job + 1) a slot of which changed rate in this step
         self.rated = np.zeros(n_jobs + 1, dtype=bool)
         self._any_fresh = False
+        self._all_recorded = -np.inf  # every slot's reports were recorded at this time
 
     def scan(self, t: float) -> None:
         """Scan every active job whose scan is due at ``t``."""
@@ -101,10 +102,7 @@ class AppMasters:
         if not len(due):
             return
         live = self.slots.live
-        if self.refresh is not None:  # what the gates read: the due jobs' reports
-            self._due_mask[due + 1] = True
-            self.refresh(t, self._due_mask)
-            self._due_mask[due + 1] = False
+        self._record(t, due)  # what the gates read: the due jobs' reports
         if self.idempotent:
             due = self._changed_or_loud(t, due)
             if not len(due):
@@ -120,6 +118,7 @@ class AppMasters:
                 return
         if self.refresh is not None:  # ClusterFacts reads every slot's latest report
             self.refresh(t, self._all)
+            self._all_recorded = t
         # running attempts of the due jobs, grouped by job in the order of ``due``
         self._due_mask[due + 1] = True
         rows = np.flatnonzero(self._due_mask[live.job + 1])
@@ -263,11 +262,13 @@ class AppMasters:
             return
         changed = tb.j_changed[jobs + 1]
         look = changed | rated
+        fresh = np.zeros(len(jobs), dtype=bool)  # skipped in this step
         if self._any_fresh:
-            look |= self._fresh[jobs]
+            fresh = self._fresh[jobs]
+            look |= fresh
             self._fresh[jobs] = False
             self._any_fresh = False
-        jobs, changed = jobs[look], changed[look]
+        jobs, changed, fresh = jobs[look], changed[look], fresh[look]
         if not len(jobs):
             return
         tb.j_changed[jobs + 1] = False
@@ -281,14 +282,23 @@ class AppMasters:
         when = np.full(len(jobs), np.inf)
         ask = jobs[~cap]
         if len(ask) and self.wake is not None:
-            if self.refresh is not None:
-                self._due_mask[ask + 1] = True
-                self.refresh(t, self._due_mask)
-                self._due_mask[ask + 1] = False
+            # a job skipped in this step was due, so its reports were recorded at t
+            # (later in the step an attempt only starts, ends or changes rate)
+            self._record(t, ask[~fresh[~cap]])
             when[~cap] = self._wake_times(soon, ask)
         elif len(ask):
             when[~cap] = soon
         tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)
+
+    def _record(self, t: float, jobs: np.ndarray) -> None:
+        """Record the reports sent by ``t`` of these jobs' slots (the engine's ``refresh``),
+        unless every slot's were recorded at ``t`` already (recording twice at one instant
+        changes nothing)."""
+        if self.refresh is None or self._all_recorded == t or not len(jobs):
+            return
+        self._due_mask[jobs + 1] = True
+        self.refresh(t, self._due_mask)
+        self._due_mask[jobs + 1] = False
 
     def _wake_times(self, now: float, jobs: np.ndarray) -> np.ndarray:
         """The policy's ``needs_scan_from`` for these jobs, evaluated at ``now``."""
