@@ -40,7 +40,17 @@ What is left of hadoop's and spark's 3-4x: each visited step still makes a few p
 over every slot (reports of the due jobs, the gate, the wake-up time, the slots about to
 change rate), where an index of live slots by job would make them cost the due jobs'
 slots; and oracle's gate passes jobs its ``decide`` then leaves alone (it scans them
-every tick). ``--reference-sizes`` also
+every tick). Next step (one pass for the reports before a rate change, the rate update
+and the rated jobs, ``kernels.heartbeats_and_rates``; no second recording of a job
+skipped in the step, ``AppMasters._record``): passes of ``heartbeats_of`` at 26 k hadoop
+4,852 -> 2,673, spark 5,441 -> 2,851, oracle 6,752 -> 4,200. CPU s, day 94,923 tasks,
+minimum of 3 runs interleaved with the tree before (the machine was shared, single runs
+varied up to 2x): none 1.19 -> 1.17, hadoop 4.19 -> 3.56 (3.5x -> 3.0x none), spark
+3.95 -> 3.93, oracle 5.87 -> 5.78; late 18.4 -> 18.9 and adaptive 23.0 -> 21.9 (min of
+2: within the noise); at 27,990 tasks every change is within the noise. What is left
+of the per-step passes over every slot is mostly in the policies' gate and wake kernels
+(``hedge.policy.baseline``: ``_hadoop_gate``, ``_hadoop_wake``: a pass over all slots
+per call). ``--reference-sizes`` also
 times each run with ``Simulator.compiled = False`` (the numpy reference code, bit-identical results) and prints
 ``kernels``: its CPU over the compiled run's.
 
