@@ -32,6 +32,23 @@ def _progress_at(tau: float, w: float, r: float, b: float, W: float) -> float:
     return p
 
 
+@njit(cache=True, inline="always")
+def _change_rate(s: int, t: float, rate: float, tw: np.ndarray, ws: np.ndarray,
+                 w: np.ndarray, r: np.ndarray, W: np.ndarray, end: np.ndarray) -> None:
+    """Slot ``s`` goes to ``rate`` at ``t``: it banks its work ``w += r max(t - b, 0)``
+    (``b = max(tw, ws)``), restarts its clock (``tw = t``) and gets ``end = max(b, t) +
+    (W - w) / rate`` (numpy's NaN semantics, as ``update_rates``' numpy code)."""
+    b = tw[s] if tw[s] >= ws[s] or math.isnan(tw[s]) else ws[s]  # np.maximum(tw, ws)
+    x = t - b
+    if x < 0.0:
+        x = 0.0
+    w[s] += r[s] * x
+    tw[s] = t
+    r[s] = rate
+    e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
+    end[s] = e + (W[s] - w[s]) / rate
+
+
 @njit(cache=True)
 def heartbeats(t: float, step: float, hw: float, eps: float, kfp: int, table: np.ndarray,
                nhb: np.ndarray, end: np.ndarray, start: np.ndarray, aid: np.ndarray,
@@ -96,15 +113,7 @@ def _heartbeats_where(t, several, hw, eps, kfp, table, mode, want, job, factor, 
             nhb[s] = sent + hw
         if mode == 2:  # update_rates' body, after the reports sent on the old rate
             want[job[s] + 1] = True
-            b = tw[s] if tw[s] >= ws[s] or math.isnan(tw[s]) else ws[s]  # np.maximum
-            x = t - b
-            if x < 0.0:
-                x = 0.0
-            w[s] += r[s] * x
-            tw[s] = t
-            r[s] = rate
-            e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
-            end[s] = e + (W[s] - w[s]) / rate
+            _change_rate(s, t, rate, tw, ws, w, r, W, end)
 
 
 @njit(cache=True)
@@ -288,15 +297,7 @@ def update_rates(t: float, degr: np.ndarray, stretch: np.ndarray, busy_n: np.nda
         rate = slot_speed[s] / factor[slot_node[s]]
         if rate == r[s]:  # unchanged (NaN counts as changed, as numpy's !=)
             continue
-        b = tw[s] if tw[s] >= ws[s] or math.isnan(tw[s]) else ws[s]  # np.maximum(tw, ws)
-        x = t - b
-        if x < 0.0:
-            x = 0.0
-        w[s] += r[s] * x
-        tw[s] = t
-        r[s] = rate
-        e = b if b >= t or math.isnan(b) else t  # np.maximum(b, t)
-        end[s] = e + (W[s] - w[s]) / rate
+        _change_rate(s, t, rate, tw, ws, w, r, W, end)
 
 
 @njit(cache=True, error_model="numpy")
