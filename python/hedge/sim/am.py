@@ -12,10 +12,11 @@ the earliest time its gate could want it (the policy's ``needs_scan_from``; inf 
 cap gate, whose answer only the job's own changes move), and earlier if the job changes
 (an attempt started, ended, was requested or killed, a task completed, a slot's rate
 changed): then at its next scan instant. The instants it sleeps through are ones where its
-gate would have skipped it, so results stay bit-identical (tests audit every such instant). Every other due job gets
-a ``Snapshot`` of what its AM holds: each running attempt's last *received* report
-(``hedge.sim.heartbeat.last_received``), then its waiting attempts; the policy's answer is
-carried out by ``hedge.sim.actuation``.
+gate would have skipped it, so results stay bit-identical (tests audit every such instant).
+
+Every other due job gets a ``Snapshot`` of what its AM holds: each running attempt's last
+*received* report (``hedge.sim.heartbeat.last_received``), then its waiting attempts; the
+policy's answer is carried out by ``hedge.sim.actuation``.
 """
 
 from __future__ import annotations
