@@ -92,6 +92,12 @@ class Policy(abc.ABC):
     def see(self, truth: Truth) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Receive the ground truth of the next snapshot (only if ``clairvoyant``)."""
 
+    def join(self, shared: dict[str, object]) -> None:  # noqa: B027 - optional hook
+        """Receive, once, the dict every policy object of one cluster shares (one per
+        simulation run, one per ``hedge serve`` process), for what its jobs learn from each
+        other; a policy keeps its part under its own ``name``. Called from several threads
+        behind a live AM: what a policy keeps there must be thread-safe."""
+
     @abc.abstractmethod
     def decide(self, snapshot: Snapshot) -> Actions:
         """The actions for this job after observing ``snapshot``."""

@@ -360,6 +360,7 @@ class SessionRegistry:
         self.limits = limits
         self.cluster = cluster
         self._sessions: dict[int, Session] = {}
+        self.shared: dict[str, object] = {}  # what the jobs' policies learn from each other
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -372,6 +373,7 @@ class SessionRegistry:
         job's speculation settings among them, under their Hadoop names)."""
         speculation, own = split_settings(params)
         policy = create(policy_name, **own)
+        policy.join(self.shared)
         if not policy.live_am_supported:
             reason = policy.live_am_reason or (
                 "it needs Speculative-Resume, and stock Hadoop discards a killed attempt's "

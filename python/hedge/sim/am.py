@@ -67,6 +67,7 @@ class AppMasters:
         self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
         self.copies_only = copies_only and actuator.speculation.enforce_caps
         self.policies: dict[int, object] = {}
+        self.shared: dict[str, object] = {}  # what the jobs' policies learn from each other
         self.scans = 0
         self._due_mask = np.zeros(len(tables.j_off) + 1, dtype=bool)  # index job + 1
         self._recv_checked = -np.inf  # reports received up to this time are accounted for
@@ -137,6 +138,7 @@ class AppMasters:
             policy = self.policies.get(j)
             if policy is None:
                 policy = self.policies[j] = create(self.policy_name, **self.policy_params)
+                policy.join(self.shared)
             if self.clairvoyant:
                 policy.see(truth(tb, self.draws.known, self.cluster.startup,
                                  live.end[rows[part]], t, j, snapshot))
