@@ -83,6 +83,30 @@ def test_sketch_overflow_then_exact_second_pass_gives_the_same_mapping(tmp_path:
     assert not counted.exact_all and len(counted.keys) <= 30  # the sketch really kicked in
     assert encode(build([str(tmp_path / "z.txt")], sketched)) == \
         encode(build([str(tmp_path / "z.txt")], exact))
+    # its heaviest key has more than total / 31 records, so it survived: the count is exact
+    m = build([str(tmp_path / "z.txt")], sketched)
+    assert not m.heaviest_is_bound
+    assert m.heaviest_key_count == max(Counter(string_tokenizer(text)).values())
+
+
+def test_overflow_without_a_dominant_key_gives_a_bound_the_same_for_any_threads(
+        tmp_path: Path) -> None:
+    # 20 k words over 8,000 distinct, nearly uniform: no key has more than total / 201 (99)
+    # records, so the summary may drop the heaviest key (which one survives depends on the
+    # order pieces merge in); the figure must be a bound that holds, not a kept key's count
+    text = zipf_text(20_000, 0.3, vocabulary=8000)
+    (tmp_path / "u.txt").write_text(text, encoding="utf-8")
+    truth = max(Counter(string_tokenizer(text)).values())
+    files = set()
+    for threads in (1, 4):
+        settings = BuildSettings(reducers=2, scale=2, block_size=2048, max_keys=200,
+                                 threads=threads)
+        m = build([str(tmp_path / "u.txt")], settings)
+        assert m.heaviest_key_count == 20_000 // 201 >= truth, threads
+        assert m.heaviest_is_bound
+        assert m.lower_bound == 10_000  # ceil(total / R), the bound plays no part
+        files.add(encode(m))
+    assert len(files) == 1
 
 
 @pytest.mark.parametrize("exponent", [0.4, 1.0, 1.4])

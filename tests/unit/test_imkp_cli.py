@@ -38,11 +38,30 @@ def test_show_json_has_the_documented_keys(built: Path, capsys: pytest.CaptureFi
     assert shown["reducers"] == 4 and shown["groups"] == 32
     assert shown["total"] == sum(counts.values()) == sum(shown["loads"])
     assert shown["heaviest_key_count"] == max(counts.values())
+    assert shown["heaviest_key_exact"] is True and shown["heaviest_key_note"] is None
     assert shown["lower_bound"] == max(-(-shown["total"] // 4), shown["heaviest_key_count"])
     assert len(shown["loads"]) == 4
     assert shown["max_over_lb"] == pytest.approx(max(shown["loads"]) / shown["lower_bound"])
     assert main(["imkp", "show", str(built)]) == 0
     assert "CV" in capsys.readouterr().out
+
+
+def test_overflowed_key_table_reports_a_bound_not_a_count(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.txt").write_text(" ".join(f"k{i % 97}" for i in range(1000)) + "\n")
+    out = tmp_path / "job.imkp"
+    assert main(["imkp", "build", str(tmp_path / "in.txt"), "-r", "3", "--scale", "2",
+                 "--max-keys", "5", "-o", str(out), "--no-progress"]) == 0
+    note = "no key has more than 76 records (exact count not kept: --max-keys overflowed)"
+    printed = capsys.readouterr().out
+    assert f"heaviest key     {note}" in printed  # 1000 // (max(5, 2 x 6) + 1)
+    assert "lower bound LB   334  (ceil(total/R)" in printed
+    assert out.read_bytes() == (Path(__file__).parents[1] / "data" / "imkp_bound.imkp").read_bytes()
+    assert main(["imkp", "show", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["heaviest_key_count"] is None and shown["heaviest_key_exact"] is False
+    assert shown["heaviest_key_at_most"] == 76 and shown["heaviest_key_note"] == note
+    assert shown["lower_bound"] == 334
 
 
 def test_lookup_arguments_and_stdin_agree_with_the_mapping(

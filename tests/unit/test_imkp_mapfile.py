@@ -113,3 +113,25 @@ def test_refinement_fixes_what_lpt_leaves() -> None:
     assert np.bincount(placed, weights=sizes).tolist() == [7, 5]  # LPT alone
     refine(sizes, placed, 2)
     assert np.bincount(placed, weights=sizes).tolist() == [6, 6]  # {3, 3} and {2, 2, 2}
+
+
+def test_header_flags_follow_the_shared_vectors_junit_checks() -> None:
+    bound = (DATA / "imkp_bound.imkp").read_bytes()
+    m = decode(bound)
+    assert m.heaviest_is_bound and m.heaviest_key_count == 76 and m.total == 1000
+    assert m.lower_bound == 334  # ceil(1000 / 3): the bound on a key is no lower bound
+    assert encode(m) == bound  # the writer sets the flag as the shared file has it
+    assert not read_mapping(DATA / "imkp_small.imkp").heaviest_is_bound
+    rows = [line.split("\t") for line in
+            (DATA / "imkp_header_flags.tsv").read_text(encoding="utf-8").splitlines()
+            if not line.startswith("#")]
+    assert len(rows) == 6
+    for flags, expected in rows:
+        data = bound[:60] + bytes.fromhex(flags) + bound[64:]
+        if expected == "reject":
+            with pytest.raises(HedgeError, match=f"unknown header flags 0x{int(flags, 16):x} "):
+                decode(data, "job.imkp")
+        else:
+            back = decode(data)
+            assert back.heaviest_is_bound == (expected == "bound"), flags
+            assert back.heaviest_key_count == 76

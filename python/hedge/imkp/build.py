@@ -62,9 +62,12 @@ def mapping_from_counts(counts: KeyCounts, settings: BuildSettings) -> Mapping:
                                        total, settings.groups, settings.heavy_keys)
     heavy_groups = murmur3_32_array(pa.array(heavy, type=pa.binary()), settings.seed).astype(
         np.int64) % settings.groups
-    heaviest = int(counts.counts.max()) if len(counts.counts) else 0
+    bound = counts.heaviest_bound  # the key table overflowed: the heaviest key may be gone
+    kept_max = int(counts.counts.max()) if len(counts.counts) else 0
+    heaviest = kept_max if bound is None else bound
     return build_mapping(counts.group_totals, heavy, heavy_counts, heavy_groups,
-                         settings.reducers, settings.scale, heaviest, settings.seed)
+                         settings.reducers, settings.scale, heaviest, settings.seed,
+                         heaviest_is_bound=bound is not None)
 
 
 def key_bytes(keys: pa.Array, picked: np.ndarray) -> list[bytes]:

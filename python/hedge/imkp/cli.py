@@ -21,10 +21,22 @@ from hedge.imkp.build import (
 from hedge.imkp.mapfile import Mapping, read_mapping
 
 
+def heaviest_note(mapping: Mapping) -> str | None:
+    """What is known of the heaviest key when its exact count was not kept (else None)."""
+    if not mapping.heaviest_is_bound:
+        return None
+    return (f"no key has more than {mapping.heaviest_key_count} records (exact count not "
+            "kept: --max-keys overflowed)")
+
+
 def summary(mapping: Mapping) -> dict:
-    """Predicted balance: loads per reducer, CV, max/mean, max/LB (the ``--json`` payload)."""
+    """Predicted balance: loads per reducer, CV, max/mean, max/LB (the ``--json`` payload).
+
+    ``heaviest_key_count`` is null when only a bound is known (``heaviest_key_at_most``,
+    explained by ``heaviest_key_note``), so no reader takes the bound for the count."""
     loads = mapping.loads
     mean = float(loads.mean())
+    bound = mapping.heaviest_is_bound
     return {
         "reducers": mapping.reducers,
         "groups": mapping.groups,
@@ -32,7 +44,10 @@ def summary(mapping: Mapping) -> dict:
         "heavy_keys": len(mapping.heavy_keys),
         "loads": loads.tolist(),
         "total": mapping.total,
-        "heaviest_key_count": mapping.heaviest_key_count,
+        "heaviest_key_count": None if bound else mapping.heaviest_key_count,
+        "heaviest_key_exact": not bound,
+        "heaviest_key_at_most": mapping.heaviest_key_count,
+        "heaviest_key_note": heaviest_note(mapping),
         "lower_bound": mapping.lower_bound,
         "cv": float(loads.std() / mean) if mean else 0.0,
         "max_over_mean": float(loads.max() / mean) if mean else 0.0,
@@ -46,8 +61,12 @@ def print_summary(mapping: Mapping) -> None:
     click.echo(f"groups G         {s['groups']} (scale {s['scale']})")
     click.echo(f"heavy keys       {s['heavy_keys']}")
     click.echo(f"records          {s['total']}")
-    click.echo(f"heaviest key     {s['heaviest_key_count']}")
-    click.echo(f"lower bound LB   {s['lower_bound']}  (max(ceil(total/R), heaviest key))")
+    if s["heaviest_key_exact"]:
+        click.echo(f"heaviest key     {s['heaviest_key_count']}")
+        click.echo(f"lower bound LB   {s['lower_bound']}  (max(ceil(total/R), heaviest key))")
+    else:
+        click.echo(f"heaviest key     {s['heaviest_key_note']}")
+        click.echo(f"lower bound LB   {s['lower_bound']}  (ceil(total/R), above any key)")
     click.echo(f"CV               {s['cv']:.4f}")
     click.echo(f"max/mean         {s['max_over_mean']:.4f}")
     click.echo(f"max/LB           {s['max_over_lb']:.4f}")

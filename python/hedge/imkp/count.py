@@ -11,6 +11,14 @@ keys left at zero or below are dropped. Any key with more than ``total / (capaci
 records survives, so with ``capacity >= G`` every heavy-key candidate (``count x G >
 total``) is kept; a second pass then counts the surviving keys exactly. While the table
 never overflows, its counts are exact and one pass suffices.
+
+The heaviest key after an overflow: each prune takes at most its cut from any one key and
+at least ``(capacity + 1) x cut`` from the table, so a key loses at most
+``B = total // (capacity + 1)`` records and every key above ``B`` survives. If the largest
+exact count of the survivors is above ``B``, it is the heaviest key's; otherwise the
+heaviest key may have been dropped (which one depends on the order pieces merged in, so on
+the threads) and all that is known is that no key has more than ``B`` records: then
+``KeyCounts.heaviest_bound`` is ``B``, the same whatever the threads.
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ class KeyCounts:
     keys: pa.Array
     counts: np.ndarray
     exact_all: bool  # True when ``keys`` holds every distinct key (no pruning happened)
+    # None: the largest of ``counts`` is the heaviest key's exact count; else the heaviest key
+    # may be missing from ``keys`` and is only known to have at most this many records
+    heaviest_bound: int | None = None
 
     @property
     def total(self) -> int:
@@ -161,4 +172,7 @@ def count_keys(pieces: Callable[[], Iterable[Piece]], rule: Extractor, groups: i
     for keys, counts in run_pieces(pieces(), recount, threads):
         exact.add(keys, counts)
     exact.merge()
-    return KeyCounts(totals, exact.keys, exact.counts, exact_all=False)
+    bound = int(totals.sum()) // (capacity + 1)  # every key above it survived (module doc)
+    top = int(exact.counts.max()) if len(exact.counts) else 0
+    return KeyCounts(totals, exact.keys, exact.counts, exact_all=False,
+                     heaviest_bound=None if top > bound else bound)

@@ -12,10 +12,10 @@ File layout (big-endian; documented with rationale in ``docs/imkp-format.md``)::
      24  scale        u32
      28  heavy keys K u32
      32  total        u64  records counted
-     40  heaviest     u64  records of the single heaviest key
+     40  heaviest     u64  records of the single heaviest key (flag bit 0: at most this many)
      48  body length  u64
      56  checksum     u32  CRC-32 (zlib/java.util.zip) of header bytes 0..55, then the body
-     60  reserved     u32  0
+     60  flags        u32  bit 0 = HEAVIEST_IS_BOUND; other bits 0 (readers reject them)
     body
       G x u32  reducer of each group
       G x u64  records of each group, heavy keys excluded
@@ -23,6 +23,12 @@ File layout (big-endian; documented with rationale in ``docs/imkp-format.md``)::
 
 A key goes to its heavy-key entry's reducer if it is a heavy key, else to the reducer of
 group ``murmur3_32(utf8(key), seed) mod G`` (hash as unsigned 32-bit).
+
+HEAVIEST_IS_BOUND: the key table overflowed (``--max-keys``) and the heaviest key's exact
+count was not kept; ``heaviest`` is then a bound no key exceeds (``hedge.imkp.count``). The
+flags word was the reserved word (0) of earlier files, so they read as before: outside the
+checksum, which is unchanged, and ignored by earlier readers (only the figure's meaning
+depends on it, never a key's reducer).
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ MAGIC = b"HEDGEIMK"
 VERSION = 1
 HEADER = struct.Struct(">8sHHIIIIIQQQII")
 CHECKSUM_AT = 56
+HEAVIEST_IS_BOUND = 1  # flags bit 0
+KNOWN_FLAGS = HEAVIEST_IS_BOUND
 assert HEADER.size == 64
 
 
@@ -58,8 +66,9 @@ class Mapping:
     heavy_keys: list[bytes]
     heavy_reducer: np.ndarray  # int64[K]
     heavy_count: np.ndarray  # int64[K]
-    heaviest_key_count: int
+    heaviest_key_count: int  # exact, or when ``heaviest_is_bound`` a bound no key exceeds
     seed: int = 0
+    heaviest_is_bound: bool = False  # True: the exact count was not kept (key table overflowed)
     _heavy_index: dict[bytes, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -83,8 +92,12 @@ class Mapping:
 
     @property
     def lower_bound(self) -> int:
-        """LB = max(ceil(total / R), heaviest single key): no partitioner can do better."""
-        return max(-(-self.total // self.reducers), self.heaviest_key_count)
+        """LB = max(ceil(total / R), heaviest single key): no partitioner can do better.
+
+        A bound on the heaviest key is no lower bound on any reducer's load, so then LB is
+        ceil(total / R) alone (the bound is always below it: capacity >= 2G > R)."""
+        heaviest = 0 if self.heaviest_is_bound else self.heaviest_key_count
+        return max(-(-self.total // self.reducers), heaviest)
 
     def reducer_of(self, key: str | bytes) -> int:
         """The reducer of one key (what the Java partitioner answers)."""
@@ -119,7 +132,8 @@ def encode(mapping: Mapping) -> bytes:
                          mapping.groups, mapping.scale, len(mapping.heavy_keys), mapping.total,
                          mapping.heaviest_key_count, len(payload), 0, 0)
     checksum = zlib.crc32(payload, zlib.crc32(header[:CHECKSUM_AT]))
-    return header[:CHECKSUM_AT] + struct.pack(">II", checksum, 0) + payload
+    flags = HEAVIEST_IS_BOUND if mapping.heaviest_is_bound else 0
+    return header[:CHECKSUM_AT] + struct.pack(">II", checksum, flags) + payload
 
 
 def write_mapping(mapping: Mapping, path: str | Path) -> None:
@@ -161,7 +175,7 @@ def decode(data: bytes, source: str = "mapping") -> Mapping:
         raise HedgeError(f"{source}: truncated ImKP mapping file ({len(data)} bytes, header "
                          f"needs {HEADER.size}); {rebuild}")
     (magic, version, hash_id, seed, reducers, groups, scale, heavy, total, heaviest,
-     body_length, checksum, _) = HEADER.unpack_from(data)
+     body_length, checksum, flags) = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise HedgeError(f"{source}: not an ImKP mapping file (magic {magic!r}, expected "
                          f"{MAGIC!r}); {rebuild}")
@@ -177,6 +191,10 @@ def decode(data: bytes, source: str = "mapping") -> Mapping:
                          f"bytes, file has {len(data) - HEADER.size}; {rebuild}")
     if zlib.crc32(data[HEADER.size:], zlib.crc32(data[:CHECKSUM_AT])) != checksum:
         raise HedgeError(f"{source}: ImKP mapping file corrupted (checksum mismatch); {rebuild}")
+    if flags & ~KNOWN_FLAGS:
+        raise HedgeError(f"{source}: unknown header flags 0x{flags:x} (this hedge knows "
+                         f"{KNOWN_FLAGS:#x} = heaviest-key count is a bound); {rebuild} of "
+                         "this hedge version")
     if reducers <= 0 or groups < reducers or scale <= 0:
         raise HedgeError(f"{source}: invalid header: reducers={reducers}, groups={groups}, "
                          f"scale={scale} (need reducers >= 1, groups >= reducers); {rebuild}")
@@ -194,7 +212,7 @@ def decode(data: bytes, source: str = "mapping") -> Mapping:
     keys, key_reducers, key_counts = _decode_heavy(body, table_bytes, heavy, source, rebuild)
     mapping = Mapping(reducers, scale, group_reducer, group_count, keys,
                       np.array(key_reducers, dtype=np.int64), np.array(key_counts, dtype=np.int64),
-                      heaviest, seed)
+                      heaviest, seed, heaviest_is_bound=bool(flags & HEAVIEST_IS_BOUND))
     if np.any(group_reducer >= reducers) or np.any(mapping.heavy_reducer >= reducers):
         raise HedgeError(f"{source}: a reducer index is >= reducers={reducers}; {rebuild}")
     if mapping.total != total:

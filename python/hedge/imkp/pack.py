@@ -88,8 +88,9 @@ def refine(sizes: np.ndarray, placed: np.ndarray, reducers: int, rounds: int | N
 
 def build_mapping(group_totals: np.ndarray, heavy_keys: list[bytes], heavy_counts: np.ndarray,
                   heavy_groups: np.ndarray, reducers: int, scale: int, heaviest: int,
-                  seed: int = 0) -> Mapping:
-    """Pack groups (``group_totals`` include the heavy keys' records) and heavy keys."""
+                  seed: int = 0, heaviest_is_bound: bool = False) -> Mapping:
+    """Pack groups (``group_totals`` include the heavy keys' records) and heavy keys;
+    ``heaviest`` is the heaviest key's count, or a bound on it with ``heaviest_is_bound``."""
     groups = reducers * scale
     heavy_counts = np.asarray(heavy_counts, dtype=np.int64)
     residual = group_totals.astype(np.int64) - np.bincount(
@@ -105,4 +106,5 @@ def build_mapping(group_totals: np.ndarray, heavy_keys: list[bytes], heavy_count
     return Mapping(reducers=reducers, scale=scale, group_reducer=placed[len(heavy_counts):],
                    group_count=residual, heavy_keys=list(heavy_keys),
                    heavy_reducer=placed[: len(heavy_counts)], heavy_count=heavy_counts,
-                   heaviest_key_count=int(heaviest), seed=seed)
+                   heaviest_key_count=int(heaviest), seed=seed,
+                   heaviest_is_bound=heaviest_is_bound)

@@ -22,6 +22,12 @@ public final class ImkpMapping {
   static final int HASH_MURMUR3 = 1;
   static final int HEADER_BYTES = 64;
   static final int CHECKSUM_AT = 56;
+  /**
+   * Header flags (bytes 60-63, outside the checksum; 0 in earlier files): bit 0 = the heaviest
+   * field is a bound no key exceeds, the exact count not kept. Other bits are rejected.
+   */
+  static final int HEAVIEST_IS_BOUND = 1;
+  static final int KNOWN_FLAGS = HEAVIEST_IS_BOUND;
 
   private final int reducers;
   private final int groups;
@@ -29,6 +35,7 @@ public final class ImkpMapping {
   private final int seed;
   private final long total;
   private final long heaviestKeyCount;
+  private final boolean heaviestIsBound;
   private final int[] groupReducer;
   private final long[] groupCount;
   private final byte[][] heavyKeys;
@@ -46,14 +53,15 @@ public final class ImkpMapping {
   private final long groupMagic; // for the division-free hash mod G (Murmur3.group)
 
   private ImkpMapping(int reducers, int groups, int scale, int seed, long total, long heaviest,
-      int[] groupReducer, long[] groupCount, byte[][] heavyKeys, int[] heavyReducer,
-      long[] heavyCount) {
+      boolean heaviestIsBound, int[] groupReducer, long[] groupCount, byte[][] heavyKeys,
+      int[] heavyReducer, long[] heavyCount) {
     this.reducers = reducers;
     this.groups = groups;
     this.scale = scale;
     this.seed = seed;
     this.total = total;
     this.heaviestKeyCount = heaviest;
+    this.heaviestIsBound = heaviestIsBound;
     this.groupReducer = groupReducer;
     this.groupCount = groupCount;
     this.heavyKeys = heavyKeys;
@@ -125,6 +133,7 @@ public final class ImkpMapping {
     long heaviest = in.getLong();
     long bodyLength = in.getLong();
     int checksum = in.getInt();
+    int flags = in.getInt();
     long actualBody = data.length - HEADER_BYTES;
     if (bodyLength != actualBody) {
       throw new IOException(source + ": ImKP mapping file "
@@ -137,6 +146,11 @@ public final class ImkpMapping {
     if ((int) crc.getValue() != checksum) {
       throw new IOException(source + ": ImKP mapping file corrupted (checksum mismatch)"
           + rebuild);
+    }
+    if ((flags & ~KNOWN_FLAGS) != 0) {
+      throw new IOException(source + ": unknown header flags 0x" + Integer.toHexString(flags)
+          + " (this shim knows 0x" + Integer.toHexString(KNOWN_FLAGS)
+          + " = heaviest-key count is a bound)" + rebuild + " with the matching hedge");
     }
     if (reducers < 1 || groups < reducers || groups > Integer.MAX_VALUE || scale < 1
         || 12L * groups > bodyLength) {
@@ -179,8 +193,8 @@ public final class ImkpMapping {
       throw new IOException(source + ": " + in.remaining()
           + " unexpected bytes after the heavy-key table" + rebuild);
     }
-    return new ImkpMapping((int) reducers, g, (int) scale, seed, total, heaviest, groupReducer,
-        groupCount, keys, keyReducer, keyCount);
+    return new ImkpMapping((int) reducers, g, (int) scale, seed, total, heaviest,
+        (flags & HEAVIEST_IS_BOUND) != 0, groupReducer, groupCount, keys, keyReducer, keyCount);
   }
 
   private static int checkReducer(int reducer, long reducers, String source, String rebuild)
@@ -261,7 +275,16 @@ public final class ImkpMapping {
     return total;
   }
 
+  /**
+   * Records of the heaviest key, or, when {@link #heaviestKeyIsBound()}, a bound no key
+   * exceeds (the build's key table overflowed and the exact count was not kept).
+   */
   public long heaviestKeyCount() {
     return heaviestKeyCount;
+  }
+
+  /** True when {@link #heaviestKeyCount()} is only a bound (header flag bit 0). */
+  public boolean heaviestKeyIsBound() {
+    return heaviestIsBound;
   }
 }

@@ -2,6 +2,7 @@ package org.hedge.imkp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,6 +52,35 @@ class ImkpMappingTest {
   void loadsMatchThePythonPrediction() throws IOException {
     // hedge imkp show tests/data/imkp_small.imkp
     assertArrayEquals(new long[] {3987, 2616, 2723, 2740, 2625, 2689, 2620}, small().loads());
+  }
+
+  static final Path BOUND = Paths.get("..", "tests", "data", "imkp_bound.imkp");
+  static final Path FLAGS = Paths.get("..", "tests", "data", "imkp_header_flags.tsv");
+
+  @Test
+  void headerFlagsFollowTheSharedVectors() throws IOException {
+    assertFalse(small().heaviestKeyIsBound());
+    byte[] bound = Files.readAllBytes(BOUND);
+    int checked = 0;
+    for (String line : Files.readAllLines(FLAGS, StandardCharsets.UTF_8)) {
+      if (line.startsWith("#")) {
+        continue;
+      }
+      String[] f = line.split("\t", -1);
+      byte[] data = bound.clone();
+      System.arraycopy(Murmur3Test.unhex(f[0]), 0, data, 60, 4);
+      if (f[1].equals("reject")) {
+        assertTrue(parseError(data).getMessage().contains("unknown header flags 0x"
+            + Integer.toHexString((int) Long.parseLong(f[0], 16))), f[0]);
+      } else {
+        ImkpMapping mapping = ImkpMapping.parse(data, "job.imkp");
+        assertEquals(f[1].equals("bound"), mapping.heaviestKeyIsBound(), f[0]);
+        assertEquals(76, mapping.heaviestKeyCount());
+        assertEquals(1000, mapping.total());
+      }
+      checked++;
+    }
+    assertEquals(6, checked);
   }
 
   private static IOException parseError(byte[] data) {
