@@ -64,14 +64,38 @@ def test_kill_mode_kills_originals_and_requests_r_replicas():
 
 
 def test_replans_as_durations_are_learned():
-    policy = create("replicate", cost_weight=0.1, min_samples=3)
+    grid = (0.5, 0.8)  # 0.8: a fork may come after (1 - 0.8) 10 = 2 completions
+    policy = create("replicate", cost_weight=0.1, min_samples=3, p_grid=grid)
     policy.decide(snap([1.0, 1.1], [2, 3, 4, 5, 6, 7, 8, 9]))
     assert MAP not in policy.plans                      # 2 < min_samples
     policy.decide(snap([1.0, 1.1, 9.0], [3, 4, 5, 6, 7, 8, 9]))
     first = policy.plans[MAP]
-    assert first == replication.best_policy([1.0, 1.1, 9.0], 10, 0.1)
+    assert first == replication.best_policy([1.0, 1.1, 9.0], 10, 0.1, grid)
     policy.decide(snap([1.0, 1.1, 9.0, 1.0], [4, 5, 6, 7, 8, 9]))
-    assert policy.plans[MAP] == replication.best_policy([1.0, 1.1, 9.0, 1.0], 10, 0.1)
+    assert policy.plans[MAP] == replication.best_policy([1.0, 1.1, 9.0, 1.0], 10, 0.1, grid)
+
+
+def test_no_plan_where_no_fork_could_follow():
+    """With the default grid (p <= 0.5) 10 maps fork after 5 completions at the earliest,
+    and with min_samples = 3 known every later plan is made afresh: 3 and 4 completions
+    are left alone, and the gate skips such a job; 5 completions plan again."""
+    policy = create("replicate", cost_weight=0.1, min_samples=3)
+    act = policy.decide(snap([1.0, 1.1, 9.0], [3, 4, 5, 6, 7, 8, 9]))
+    assert MAP not in policy.plans and not policy._planned_on
+    assert act.next_scan_in == math.inf and act.wake_on_completion
+    n_tasks = np.array([[10, 0], [10, 0], [10, 0], [10, 2]])
+    completed = np.array([[3.0, 0], [2.0, 0], [5.0, 0], [4.0, 0]])
+    # idle; too few known; may fork; maps idle but reduces have none completed
+    assert policy._want(n_tasks, completed).tolist() == [False, True, True, True]
+    policy.decide(snap([1.0, 1.1, 9.0, 1.0, 1.2], [5, 6, 7, 8, 9]))
+    assert policy.plans[MAP] == replication.best_policy([1.0, 1.1, 9.0, 1.0, 1.2], 10, 0.1)
+
+
+def test_a_job_whose_types_all_forked_is_not_woken_again():
+    policy = create("replicate", cost_weight=0.5, p_grid=(0.5,), r_grid=(2,), prior=PRIOR)
+    act = policy.decide(snap(DONE, [5, 6, 7, 8, 9]))   # 10 maps, no reduce: forks now
+    assert len(act.speculate_task) and not act.wake_on_completion
+    assert act.next_scan_in == math.inf
 
 
 def test_running_estimates_join_the_sample():

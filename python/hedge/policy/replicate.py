@@ -15,6 +15,15 @@ type that has exactly one live attempt gets
 
 The first copy to finish wins and the AM kills the others. Until ``min_samples``
 durations are known the policy waits; a plan with r = 0 and keep is "do nothing".
+
+Speed (issue 21), with results unchanged: a plan is made only where it can be used. While
+fewer than (1 - max(p_grid)) n tasks of a type have completed no plan on the grid forks,
+and once ``min_samples`` of them have completed every later plan is made afresh from a
+sample of at least that size (a plan is reused only at the same completed count or on a
+smaller sample), so a plan made then could never decide a fork: the type is left alone
+(:meth:`Replicate._idle`). The simulator's gate (``needs_scan``) skips a job whose every
+type is so idle; its answer changes only when a task completes, which wakes the job
+(``needs_scan_from``: inf). A job whose every type has forked is never scanned again.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import numpy as np
 from hedge.analysis import replication
 from hedge.estimate import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 
 
@@ -70,7 +80,7 @@ class Replicate(Policy):
         speculate, copies, kills = [], [], []
         for task_type, n in ((MAP, s.job.n_maps), (REDUCE, s.job.n_reduces)):
             done = s.job.completed_runtimes(task_type)
-            if n == 0 or task_type in self._forked:
+            if n == 0 or task_type in self._forked or self._idle(n, done):
                 continue
             estimated = running_time[original & (a.task_type == task_type)]
             plan = self._plan(task_type, n, done, estimated)
@@ -88,6 +98,41 @@ class Replicate(Policy):
             if r > 0:
                 speculate.extend(tasks.tolist())
                 copies.extend([r] * len(tasks))
-        # the fork condition only changes when a task completes
+        # the fork condition only changes when a task completes; once every type has forked
+        # nothing does
+        forked = all(n == 0 or task_type in self._forked
+                     for task_type, n in ((MAP, s.job.n_maps), (REDUCE, s.job.n_reduces)))
         return Actions(speculate_task=speculate, speculate_copies=copies, kill_attempt=kills,
-                       next_scan_in=math.inf, wake_on_completion=True)
+                       next_scan_in=math.inf, wake_on_completion=not forked)
+
+    def _fork_from(self, n: int) -> int:
+        """The fewest completed tasks of n at which a plan on the grid forks."""
+        return int(np.ceil((1 - max(self.p_grid)) * n - 1e-9))
+
+    def _idle(self, n: int, done: np.ndarray) -> bool:
+        """No plan made now could ever fork (see the module docstring): fewer completed
+        than ``_fork_from`` and at least ``min_samples`` known (run times are > 0)."""
+        return len(done) < self._fork_from(n) and \
+            np.count_nonzero(np.isfinite(done) & (done > 0)) >= self.min_samples
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """Per attempt: its job has a type ``_idle`` may not skip (by completed counts; a
+        forked type counts as not idle, and a job never scanned has none completed)."""
+        want = self._want(batch.n_tasks, batch.completed)
+        return want[np.maximum(batch.job, 0)] & (batch.job >= 0)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per job (index ``job + 1``), a job without a busy slot too."""
+        return np.concatenate([[False], self._want(view.n_tasks, view.completed)])
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Never by time alone: only a task's completion (which wakes the job) moves it."""
+        return np.full(len(view.due), np.inf)
+
+    def _want(self, n_tasks: np.ndarray, completed: np.ndarray) -> np.ndarray:
+        """Per job: some type with tasks has fewer than ``max(min_samples, 1)`` or at least
+        ``_fork_from`` completed."""
+        n = n_tasks.astype(np.float64)
+        fork_from = np.ceil((1 - max(self.p_grid)) * n - 1e-9)
+        idle = (n == 0) | ((completed >= max(self.min_samples, 1)) & (completed < fork_from))
+        return ~idle.all(axis=1)
