@@ -1,5 +1,8 @@
 package org.hedge.imkp;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
 /**
  * MurmurHash3 x86 32-bit (Austin Appleby's reference {@code MurmurHash3_x86_32}) over a byte
  * range. ImKP sends a key to group {@code unsigned(hash(utf8(key.toString()), seed)) mod G}.
@@ -14,33 +17,50 @@ public final class Murmur3 {
   private Murmur3() {
   }
 
-  /** Hash of {@code data[offset, offset + length)} with the given seed. */
+  /**
+   * Hash of {@code data[offset, offset + length)} with the given seed.
+   *
+   * <p>Blocks are read as little-endian ints through a {@link ByteBuffer} view: since Java 9
+   * the JIT turns each {@code getInt} into one load, where assembling four bytes took four
+   * loads, three shifts and three ors, and the view is never allocated once this is inlined
+   * (escape analysis). The partitioner is memory-bound (a record's Text is often a cache
+   * miss), so fewer instructions per record let more records' misses overlap.
+   */
   public static int hash32(byte[] data, int offset, int length, int seed) {
+    ByteBuffer view = ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
     int h = seed;
     int end = offset + (length & ~3);
     for (int i = offset; i < end; i += 4) {
-      int k = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16
-          | data[i + 3] << 24;
-      h ^= mixK(k);
+      h ^= mixK(view.getInt(i));
       h = Integer.rotateLeft(h, 13) * 5 + 0xe6546b64;
     }
-    if (length > 0) {
-      // Tail (length & 3 bytes) without a branch on its length, which short keys would
-      // mispredict about every other time: read the 3 bytes after the last block, clamped to
-      // the key's last byte (cmov), and mask off those past the key (all of them when the
-      // tail is empty, and mixK(0) == 0 leaves h unchanged, as in the reference).
-      int last = offset + length - 1;
-      int k = ((data[Math.min(end, last)] & 0xff)
-          | (data[Math.min(end + 1, last)] & 0xff) << 8
-          | (data[Math.min(end + 2, last)] & 0xff) << 16) & ((1 << ((length & 3) << 3)) - 1);
-      h ^= mixK(k);
-    }
+    h ^= mixK(tail(data, view, offset, length));
     h ^= length;
     h ^= h >>> 16;
     h *= 0x85ebca6b;
     h ^= h >>> 13;
     h *= 0xc2b2ae35;
     return h ^ (h >>> 16);
+  }
+
+  /**
+   * The last {@code length & 3} bytes as a little-endian int (0 when there are none, and
+   * mixK(0) == 0 leaves the hash unchanged, as the reference's skipped tail does).
+   */
+  private static int tail(byte[] data, ByteBuffer view, int offset, int length) {
+    if (length >= 4) {
+      // the key's last 4 bytes, shifted so only the tail's remain (a shift by 32 of the
+      // long clears all of them when the tail is empty)
+      long last = view.getInt(offset + length - 4) & 0xffffffffL;
+      return (int) (last >>> ((4 - (length & 3)) << 3));
+    }
+    if (length == 0) {
+      return 0;
+    }
+    // 1-3 bytes: read 3 clamped to the last byte (cmov, no branch on the length), mask the rest
+    int last = offset + length - 1;
+    return ((data[offset] & 0xff) | (data[Math.min(offset + 1, last)] & 0xff) << 8
+        | (data[Math.min(offset + 2, last)] & 0xff) << 16) & ((1 << (length << 3)) - 1);
   }
 
   private static int mixK(int k) {

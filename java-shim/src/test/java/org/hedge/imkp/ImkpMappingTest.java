@@ -54,6 +54,26 @@ class ImkpMappingTest {
     assertArrayEquals(new long[] {3987, 2616, 2723, 2740, 2625, 2689, 2620}, small().loads());
   }
 
+  @Test
+  void heavyKeyCompareSeesEveryByte() {
+    java.util.Random rng = new java.util.Random(5);
+    for (int length = 0; length <= 13; length++) {
+      for (int at = 0; at < 3; at++) {
+        byte[] pool = new byte[at + length + rng.nextInt(3)];
+        rng.nextBytes(pool);
+        byte[] key = Arrays.copyOfRange(pool, at, at + length + rng.nextInt(2));
+        assertTrue(ImkpMapping.equal(pool, at, key, length), length + "@" + at);
+        for (int i = 0; i < length; i++) { // each byte, one bit at a time, is compared
+          for (int bit = 0; bit < 8; bit++) {
+            key[i] ^= 1 << bit;
+            assertFalse(ImkpMapping.equal(pool, at, key, length), length + "@" + at + " " + i);
+            key[i] ^= 1 << bit;
+          }
+        }
+      }
+    }
+  }
+
   static final Path BOUND = Paths.get("..", "tests", "data", "imkp_bound.imkp");
   static final Path FLAGS = Paths.get("..", "tests", "data", "imkp_header_flags.tsv");
 
