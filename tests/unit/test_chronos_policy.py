@@ -206,12 +206,23 @@ def test_no_deadline_means_no_speculation():
 def test_plan_fitted_from_jvm_estimates_when_not_given():
     policy = create("chronos-restart", theta=1e-4)
     rows = [(t, t, R, 0.0, 1.0, 0.01, 0.01 + 0.05 * (t + 1), 3.0) for t in range(4)]
-    policy.decide(snap(3.0, rows))
+    policy.decide(snap(3.0, rows, n=6))
     assert policy.plan is None  # 4 estimates < min_samples = 5
-    policy.decide(snap(3.0, rows, done=[12.0, 15.0]))
+    policy.decide(snap(3.0, rows, done=[12.0, 15.0], n=6))
     assert policy.plan is not None and "Pareto(t_min" in policy.plan[3]
     ect = 3.0 + (1 - np.array([0.06, 0.11, 0.16, 0.21])) * 2 / np.array([0.05, 0.1, 0.15, 0.2])
     assert "t_min = " + f"{min(12.0, ect.min()):.4g}" in policy.plan[3]
+
+
+def test_a_job_too_small_to_fit_is_left_alone_for_good():
+    """4 tasks never give min_samples = 5 durations: no plan, and no scan again."""
+    policy = create("chronos-clone", theta=1e-4)
+    rows = [(t, t, R, 0.0, 1.0, 0.01, 0.5, 3.0) for t in range(4)]
+    act = policy.decide(snap(3.0, rows))
+    assert policy.plan is None and act.next_scan_in == math.inf
+    assert not act.wake_on_completion and len(act.speculate_task) == 0
+    given = create("chronos-clone", **PARAMS)  # t_min and beta given: no fit needed
+    assert given.decide(snap(3.0, rows)).next_scan_in is None and given.plan is not None
 
 
 def test_deadline_below_t_min_gives_up():

@@ -145,7 +145,7 @@ class _Chronos(Policy):
 
     def decide(self, snapshot: Snapshot) -> Actions:
         s = snapshot
-        if s.job.deadline is None:
+        if s.job.deadline is None or self._never_planned(s):
             return Actions(next_scan_in=math.inf)
         self._track(s)
         ect = jvm_ect(s.attempts, s.now)
@@ -157,6 +157,14 @@ class _Chronos(Policy):
         if r == 0:
             return Actions(next_scan_in=math.inf)
         return self._act(s, ect, r, te, tk)
+
+    def _never_planned(self, s: Snapshot) -> bool:
+        """No plan yet and none can ever be made: the fit needs ``min_samples`` durations
+        and a job of fewer tasks never knows that many (one per task: its run time or its
+        running original's estimate). Such a job is never scanned again (issue 21: these
+        were most of chronos' scans); until a plan exists ``decide`` never acts."""
+        return self.plan is None and (self.t_min is None or self.beta is None) and \
+            s.job.n_maps + s.job.n_reduces < self.min_samples
 
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
         raise AssertionError("subclasses implement _act")
