@@ -5,7 +5,8 @@ whose rows is True must be one on which ``decide`` would return no action (no co
 resume or reservation) at this scan, so the simulator skips building its snapshot and
 calling ``decide``; the job is then rescanned after the default period.
 Gates must be conservative (when in doubt, return True) and are only for policies whose
-``decide`` keeps no per-scan state. The simulator checks (tests) that a run with gates
+``decide`` keeps no per-scan state, or whose skipped scans would leave that state as it is
+(a compiled-path gate may read it: ``SlotView.policies``). The simulator checks (tests) that a run with gates
 gives bit-identical results to one without.
 
 Rows are running attempts: every running attempt of each job due for a scan (a job's
@@ -128,6 +129,11 @@ class SlotView:
     ws: np.ndarray | None = None
     tw: np.ndarray | None = None
     latency_max: float | None = None
+    # per job index: the job's own policy object once its first scan made it (the simulator's
+    # dict, kept current; None: unknown). Lets a policy that keeps per-job state (chronos:
+    # its plan and per-task times) gate on it; such a gate must then want every job whose
+    # policy is not made yet, and never change the state it reads.
+    policies: dict | None = None
 
     def rows(self) -> np.ndarray:
         """The busy slots of due jobs, ascending."""

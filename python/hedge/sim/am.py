@@ -331,7 +331,7 @@ class AppMasters:
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
-            latency_max=float(self.slots.latency.table.max()))
+            latency_max=float(self.slots.latency.table.max()), policies=self.policies)
 
     def _reports(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """What the AM holds for the attempts in these slots: their last *received* report."""
