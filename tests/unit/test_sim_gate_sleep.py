@@ -22,7 +22,8 @@ from .test_sim_invariants import CLUSTER
 
 # their jobs sleep past scan instants: by the policy's needs_scan_from (hadoop, spark,
 # oracle) or, for late, only when Hadoop's cap leaves no room (adaptive has neither yet)
-SLEEPERS = ["hadoop", "late", "spark", "oracle", "replicate"]
+SLEEPERS = ["hadoop", "late", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
+            "chronos-resume"]
 
 
 class SleepAudit:

@@ -38,6 +38,12 @@ A decision that needs an estimate waits (scan by scan) until the JVM-aware estim
 attempt without an estimate counts as never finishing. Jobs without a deadline are left
 alone. If no r reaches ``r_min``, the plan falls back to ``r_min = 0``; if the model cannot
 help (D <= t_min, or too few durations to fit), r = 0.
+
+Simulator speed (issue 21), results unchanged: a job of fewer tasks than ``min_samples`` is
+never scanned again; the scan gate reads each job's own plan and per-task times
+(``SlotView.policies``, compiled simulator only), so a planned job sleeps until its next
+tau_est test or keep-one decision, or until one of its attempts starts, ends or is asked
+for (:meth:`_Chronos._quiet_until`).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from hedge.analysis.fitting import fit_pareto
 from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 
@@ -169,6 +176,73 @@ class _Chronos(Policy):
     def _act(self, s: Snapshot, ect: np.ndarray, r: int, te: float, tk: float) -> Actions:
         raise AssertionError("subclasses implement _act")
 
+    # ----------------------------------------------------------------- simulator gate
+    # Each decision is due at a time the job's own state fixes (a task's tau_est test, a
+    # keep-one decision), at the first scan after a task is launched or seen, or while
+    # copies are owed; the gate reads that state (``SlotView.policies``), so a job sleeps
+    # until the earliest such time or until it changes (issue 21).
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """The batch form cannot see a job's own state, nor a job without a running
+        attempt (whose waiting tasks chronos acts on): only the compiled path gates."""
+        raise HedgeError(f"policy '{self.name}': its scan gate reads each job's own plan "
+                         "(SlotView.policies), which only the compiled simulator passes; "
+                         "run with Simulator.compiled = True or gates=False")
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
+        return self.needs_scan_from(view) <= view.now
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
+        when = np.full(len(view.due), np.inf)
+        policies = view.policies if view.policies is not None else {}
+        for j in np.flatnonzero(view.due[1:]).tolist():
+            policy = policies.get(j)
+            when[j + 1] = view.now if policy is None else policy._quiet_until(view, j)
+        return when
+
+    def _quiet_until(self, view: SlotView, j: int) -> float:
+        """``view.now`` if ``decide`` on job ``j`` (this object's job) could act or change
+        this object's state now; else the earliest time it could, were none of the job's
+        attempts to start, end, be requested or killed and none of its tasks to complete
+        (each of those wakes the job); inf: never.
+
+        Now: no plan yet (its fit reads every report); a running attempt of a task not yet
+        tracked (``_track``); copies owed (``_copies_within_cap``, whose room moves with
+        the job's attempts); clone: a live task not yet given copies; a keep-one decision
+        due (``_prune``) on a live task; restart and resume: a task at its tau_est test
+        (``_stragglers``). A task is live (has a running or waiting attempt) exactly when
+        it has not completed and is available: a map, or a reduce once every map completed
+        (a killed task's last attempt is always relaunched)."""
+        now = view.now
+        if self.plan is None:
+            return now
+        r, te, tk, _ = self.plan
+        if r == 0:
+            return math.inf
+        n, off, maps = len(self._launch), int(view.job_offset[j]), int(view.job_maps[j])
+        slots = np.flatnonzero(view.job == j)
+        if np.isnan(self._launch[view.task[slots] - off]).any() or self._owed.any():
+            return now
+        live = ~np.isfinite(view.task_runtime[off:off + n])
+        if view.completed[j, 0] < maps:
+            live[maps:] = False
+        open_task = live & ~self._done
+        if self.strategy == "clone" and (open_task & np.isnan(self._acted)).any():
+            return now
+        due = self._keep_one_at(te, tk)[open_task]
+        if self.strategy != "clone":
+            untested = ~self._done & np.isnan(self._acted)
+            due = np.concatenate([due, self._launch[untested] + te])
+        due = due[~np.isnan(due)]
+        if (now >= due).any():
+            return now
+        return float(due.min(initial=math.inf))
+
+    def _keep_one_at(self, te: float, tk: float) -> np.ndarray:
+        """Per task: when its keep-one decision is due (NaN: not yet known)."""
+        return self._asked + (tk - te)
+
     # ----------------------------------------------------------------- shared decisions
     def _live(self, s: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """Masks of RUNNING and of live (RUNNING or WAITING) attempt rows."""
@@ -260,7 +334,7 @@ class _Chronos(Policy):
         tau_kill - tau_est after a task's first copies were asked (the smallest estimated
         completion is kept)."""
         late = self._stragglers(s, ect, te, tk - te)
-        return late, self._prune(s, ect, self._asked + (tk - te), tk - te, by_progress=False)
+        return late, self._prune(s, ect, self._keep_one_at(te, tk), tk - te, by_progress=False)
 
 
 @register
@@ -280,13 +354,15 @@ class ChronosClone(_Chronos):
         self._acted[new] = s.now
         self._owed[new] = r
         self.copies_planned += r * int(np.count_nonzero(new))
-        # tau_kill after launch, later by as long as the cap held the first copies back
-        # (NaN, never due, while none has started); decided before copies are asked, so a
-        # task decided now gets no more
-        due_at = self._launch + tk + (self._asked - self._acted)
-        kills = self._prune(s, ect, due_at, tk - te, by_progress=True)
+        # decided before copies are asked, so a task decided now gets no more
+        kills = self._prune(s, ect, self._keep_one_at(te, tk), tk - te, by_progress=True)
         task, copies = self._copies_within_cap(s)
         return Actions(speculate_task=task, speculate_copies=copies, kill_attempt=kills)
+
+    def _keep_one_at(self, te: float, tk: float) -> np.ndarray:
+        """tau_kill after launch, later by as long as the cap held the first copies back
+        (NaN, never due, while none has started)."""
+        return self._launch + tk + (self._asked - self._acted)
 
 
 @register
