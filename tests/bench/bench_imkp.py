@@ -19,7 +19,10 @@ Every figure is printed next to a baseline measured in the same run (CPU time).
    multinomial with the mapping's shares, Monte Carlo) - what sampling alone costs.
 2. Partitioner cost: Java micro-benchmark (``org.hedge.imkp.PartitionerBench``), 10 M Text
    keys drawn from Zipf(1.0), warm JIT, median of 11 runs; ratio ImKP / HashPartitioner
-   (target <= 1.1).
+   (target <= 1.1). Issue 21's step (Murmur3 blocks and tail, and the heavy-key compare, as
+   int loads through ByteBuffer views): 6 JVM runs of each side, alternating, Java 17, load
+   6-8 on 2 cores: ratio 1.177 median (1.121-1.204) before, 1.028 (0.990-1.077) after; per-run
+   interleaved ratios 1.173 -> 1.040. Java 25: 1.154, 1.214 before; 0.859, 0.993 after.
 3. Build throughput, one thread, MB per CPU second (target >= 100), on whitespace text
    (Tiny Shakespeare repeated to ~32 MB) and on a ~32 MB input of 1 M distinct keys (each
    once, plus 2.5 M uniform draws): hedge's builder in-process next to ``wc -w`` and a naive
