@@ -98,6 +98,9 @@ class _Chronos(Policy):
         self._asked = np.empty(0)
         self._owed = np.empty(0, dtype=np.int64)  # copies given and not yet asked (cap full)
         self._done = np.empty(0, dtype=bool)  # no more decisions for this task
+        # copies were owed and the cap had no room, in the job state with this stamp
+        # (_stamp: the gate then knows the room is still none while the stamp is the same)
+        self._full: tuple | None = None
 
     # ----------------------------------------------------------------- planning
     def _durations(self, s: Snapshot, ect: np.ndarray) -> np.ndarray:
@@ -208,8 +211,9 @@ class _Chronos(Policy):
         (each of those wakes the job); inf: never.
 
         Now: no plan yet (its fit reads every report); a running attempt of a task not yet
-        tracked (``_track``); copies owed (``_copies_within_cap``, whose room moves with
-        the job's attempts); clone: a live task not yet given copies; a keep-one decision
+        tracked (``_track``); copies owed, unless the cap had no room for them in the same
+        job state (``_full``: the room moves only with the job's attempts and tasks);
+        clone: a live task not yet given copies; a keep-one decision
         due (``_prune``) on a live task; restart and resume: a task at its tau_est test
         (``_stragglers``). A task is live (has a running or waiting attempt) exactly when
         it has not completed and is available: a map, or a reduce once every map completed
@@ -222,7 +226,11 @@ class _Chronos(Policy):
             return math.inf
         n, off, maps = len(self._launch), int(view.job_offset[j]), int(view.job_maps[j])
         slots = np.flatnonzero(view.job == j)
-        if np.isnan(self._launch[view.task[slots] - off]).any() or self._owed.any():
+        if np.isnan(self._launch[view.task[slots] - off]).any():
+            return now
+        if self._owed.any() and self._full != _stamp(
+                view.start[slots], int(view.task_attempts[off:off + n].sum()) - len(slots),
+                int(view.completed[j].sum())):
             return now
         live = ~np.isfinite(view.task_runtime[off:off + n])
         if view.completed[j, 0] < maps:
@@ -316,7 +324,14 @@ class _Chronos(Policy):
         self._owed[self._done | ~open_task] = 0
         waiting = np.flatnonzero(self._owed > 0)
         space = snapshot_room(s, HADOOP_DEFAULTS) if len(waiting) else 0
+        self._full = None
         if space <= 0:
+            if len(waiting):
+                a = s.attempts
+                running = a.state == AttemptState.RUNNING
+                self._full = _stamp(a.start[running], int(np.count_nonzero(
+                    (a.state == AttemptState.WAITING) & a.speculative)),
+                    len(s.job.completed_map_runtimes) + len(s.job.completed_reduce_runtimes))
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         order = waiting[np.lexsort((waiting, self._acted[waiting]))]
         owed = self._owed[order]
@@ -335,6 +350,16 @@ class _Chronos(Policy):
         completion is kept)."""
         late = self._stragglers(s, ect, te, tk - te)
         return late, self._prune(s, ect, self._keep_one_at(te, tk), tk - te, by_progress=False)
+
+
+def _stamp(running_starts: np.ndarray, queued_copies: int, completed: int) -> tuple:
+    """A job's attempt state as the cap's room sees it, equal in a snapshot and in the
+    simulator's slot view: running attempts, the sum of their starts (sorted, so the same
+    in any order; an attempt started since a scan starts later than any it replaced),
+    queued copies (the view counts queued requested attempts: chronos makes no other) and
+    completed tasks. The same stamp means the same running attempts, queue and tasks."""
+    return (len(running_starts), float(np.sort(running_starts).sum()), queued_copies,
+            completed)
 
 
 @register
