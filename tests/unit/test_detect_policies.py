@@ -125,3 +125,34 @@ def test_registry_names() -> None:
 
     for name in ("static", "adaptive", "score", "rate", "fresh-score", "fresh-rate"):
         assert _REGISTRY[name].name == name
+
+
+@pytest.mark.parametrize("cls", (FreshScorePolicy, FreshRatePolicy))
+def test_fresh_policy_keeps_the_inputs_of_an_unchanged_table(cls, monkeypatch) -> None:
+    """Scans that see the same attempt table as the one before reuse its speed noise,
+    ECTs and masks (``_FreshInputs``); at every scan of a whole run the flags equal the
+    detector's from scratch on that snapshot with the remembered noise, kept or not."""
+    from hedge.detect.detectors import DETECTORS
+    from hedge.sim.engine import simulate
+    from tests.unit.test_sim_invariants import CLUSTER, random_workload
+
+    seen = {"kept": 0, "new": 0, "flagged": 0}
+    flags, decide = cls._flags, FreshPolicy.decide
+
+    def counted(policy, snapshot):
+        before = policy._inputs
+        actions = decide(policy, snapshot)
+        seen["kept" if policy._inputs is before else "new"] += 1
+        return actions
+
+    def checked(policy, snapshot):
+        got = flags(policy, snapshot)
+        want = DETECTORS[policy.detector](snapshot, **policy.detector_params())
+        assert np.array_equal(got, want), f"t={snapshot.now}"
+        seen["flagged"] += int(got.any())
+        return got
+
+    monkeypatch.setattr(FreshPolicy, "decide", counted)
+    monkeypatch.setattr(cls, "_flags", checked)
+    simulate(random_workload(1, jobs=2, stragglers=0.3), cls.name, CLUSTER, seed=0)
+    assert seen["kept"] > 50 and seen["new"] > 50 and seen["flagged"] > 0, seen

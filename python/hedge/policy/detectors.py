@@ -17,23 +17,41 @@ more already has a copy, which ``decide`` never copies again). The ``ReportHisto
 keep only validates, so skipping a scan cannot change a decision. ``adaptive`` recomputes
 its threshold per job from the batch (deadline, per-task progress, mean utilisation:
 ``_adaptive_limit``, a lower bound within the same tolerance). Ungated: the ``fresh-*``
-policies (their rate needs per-task-type medians over each job's peers and the
-first-progress reports, not in the batch; they also remember every attempt's previous
-report, so they must see every scan).
+policies. They remember each attempt's previous report as seen at the scans
+(``PreviousReports``): skipping a scan at which a report had arrived changes what they
+remember (the next scan would see two reports move at once), so a gate could skip only
+scans that see the table of the scan before, and at those the rule still moves with
+``now`` alone (the certain bound, the last chance), so the gate would need the job's
+speed noise, which only the job's policy object holds. What they do instead: a scan that
+sees an unchanged table recomputes only the time-dependent test (``FreshPolicy``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from hedge.detect.detectors import DETECTORS, known_mask
-from hedge.detect.fresh import SCAN_INTERVAL, Z_CONFIDENT, Z_LAST, Z_RATE, Z_RATE_LAST
+from hedge.detect.detectors import DETECTORS, candidate_mask, known_mask
+from hedge.detect.fresh import (
+    SCAN_INTERVAL,
+    Z_CONFIDENT,
+    Z_LAST,
+    Z_RATE,
+    Z_RATE_LAST,
+    fresh_rate_rule,
+    fresh_score_rule,
+)
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
-from hedge.estimate.runtime import legacy_arrays, rate_arrays, speed_noise_arrays
+from hedge.estimate.runtime import (
+    borrowed_rate_spread,
+    legacy_arrays,
+    rate_arrays,
+    speed_noise_arrays,
+)
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
@@ -67,7 +85,7 @@ class DetectorPolicy(Policy):
     def decide(self, snapshot: Snapshot) -> Actions:
         self._history.check(snapshot)
         a = snapshot.attempts
-        flagged = DETECTORS[self.detector](snapshot, **self.detector_params())
+        flagged = self._flags(snapshot)
         if not flagged.any():  # the usual scan: no set test over every attempt
             return Actions.nothing()
         # at most one copy per task ever: ours, or one the AM already reports
@@ -89,6 +107,10 @@ class DetectorPolicy(Policy):
         tasks = tasks[np.sort(first)][:room]
         self._copied = np.concatenate([self._copied, tasks])
         return Actions(speculate_task=tasks)
+
+    def _flags(self, snapshot: Snapshot) -> np.ndarray:
+        """The detector's straggler mask over the snapshot's attempts."""
+        return DETECTORS[self.detector](snapshot, **self.detector_params())
 
 
 def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -466,7 +488,15 @@ class PreviousReports:
 
 class FreshPolicy(DetectorPolicy):
     """A fresh-* detector policy: passes the job's speed noise, measured from the
-    previous reports it remembers, to its detector."""
+    previous reports it remembers, to its detector.
+
+    Most of its scans see the same attempt table as the scan before (no report arrived,
+    no attempt started or ended: 63 % of 17,325 scans of 2,773 tasks of the fitted day),
+    and then everything but the time-dependent test is as before: remembering the
+    reports again changes nothing (``PreviousReports.update`` of an unchanged table) and
+    the speed noise, fresh ECTs, borrowed-rate spreads and masks are the same, so they
+    are kept (``_FreshInputs``) and only the test at ``now`` runs again.
+    """
 
     order_by = "fresh"
 
@@ -474,13 +504,64 @@ class FreshPolicy(DetectorPolicy):
         super().__init__()
         self._reports = PreviousReports()
         self._speed_noise = float("nan")
+        self._inputs: _FreshInputs | None = None  # of the last table that differed
 
     def decide(self, snapshot: Snapshot) -> Actions:
-        self._speed_noise = self._reports.speed_noise(snapshot)
+        if self._inputs is None or not self._inputs.same_table(snapshot):
+            self._speed_noise = self._reports.speed_noise(snapshot)
+            self._inputs = _FreshInputs.of(snapshot, self._speed_noise)
         return super().decide(snapshot)
 
     def detector_params(self) -> dict[str, object]:
         return {**super().detector_params(), "speed_noise": self._speed_noise}
+
+    def _flags(self, snapshot: Snapshot) -> np.ndarray:
+        """The detector's flags from the kept inputs (as ``DETECTORS[detector]`` computes
+        them from the snapshot), tested at ``now``."""
+        i, a = self._inputs, snapshot.attempts
+        return self._rule(i.ect, a.start, a.report_sent, a.report_received, snapshot.now,
+                          i.known, i.candidates, i.noise, rate_spread=i.spread,
+                          **super().detector_params())
+
+    @staticmethod
+    def _rule(*args: object, **kwargs: object) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass
+class _FreshInputs:
+    """What the fresh rules read from an attempt table that does not depend on ``now``
+    (``hedge.detect.detectors._fresh_inputs`` and ``borrowed_rate_spread``), and the
+    table's key (``_table_key``) to tell an unchanged table."""
+
+    key: bytes
+    ect: np.ndarray
+    known: np.ndarray
+    candidates: np.ndarray
+    spread: np.ndarray
+    noise: float
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, speed_noise: float) -> _FreshInputs:
+        a = snapshot.attempts
+        return cls(_table_key(snapshot), estimate_ect("fresh", a, snapshot.now),
+                   known_mask(snapshot), candidate_mask(snapshot), borrowed_rate_spread(a),
+                   speed_noise)
+
+    def same_table(self, snapshot: Snapshot) -> bool:
+        return self.key == _table_key(snapshot)
+
+
+def _table_key(snapshot: Snapshot) -> bytes:
+    """The bytes of the attempt-table columns that the speed noise (with
+    ``PreviousReports``), the fresh ECT, the borrowed-rate spread and the known /
+    candidate masks read. Equal bytes: equal columns (each row adds the same number of
+    bytes, so equal lengths mean equal row counts); a difference in bits alone (another
+    NaN, -0.0) only costs a recomputation."""
+    a = snapshot.attempts
+    return b"".join(np.ascontiguousarray(c).tobytes() for c in (
+        a.report_sent, a.progress, a.attempt, a.task_type, a.state, a.start,
+        a.first_progress_time, a.first_progress))
 
 
 @register
@@ -489,6 +570,7 @@ class FreshScorePolicy(FreshPolicy):
 
     name = "fresh-score"
     detector = "fresh-score"
+    _rule = staticmethod(fresh_score_rule)
 
     def __init__(self, gap: float = 0.2, horizon: float = 1.2, z: float = Z_CONFIDENT,
                  z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL) -> None:
@@ -507,6 +589,7 @@ class FreshRatePolicy(FreshPolicy):
 
     name = "fresh-rate"
     detector = "fresh-rate"
+    _rule = staticmethod(fresh_rate_rule)
 
     def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE_LAST,
                  scan_interval: float = SCAN_INTERVAL) -> None:
