@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hedge.errors import HedgeError
+
 
 @dataclass
 class ScanBatch:
@@ -168,3 +170,24 @@ class SlotView:
             remaining=None if self.end is None else self.end[rows] - self.now,
             copy_time=None if self.copy_time is None else self.copy_time[task],
         )
+
+
+def own_state_wake(view: SlotView) -> np.ndarray:
+    """For gates that read each job's own policy (``SlotView.policies``): per due job (index
+    ``job + 1``) its policy's ``_quiet_until(view, j)`` (the earliest time its ``decide``
+    could act or change its state, were the job not to change; ``view.now``: at once), or
+    ``view.now`` while its policy is not made yet; inf for jobs not due."""
+    when = np.full(len(view.due), np.inf)
+    policies = view.policies if view.policies is not None else {}
+    for j in np.flatnonzero(view.due[1:]).tolist():
+        policy = policies.get(j)
+        when[j + 1] = view.now if policy is None else policy._quiet_until(view, j)
+    return when
+
+
+def own_state_batch_error(name: str) -> HedgeError:
+    """The batch form of such a gate: a ``ScanBatch`` carries neither the jobs' own policies
+    nor a row for a job without a running attempt."""
+    return HedgeError(f"policy '{name}': its scan gate reads each job's own state "
+                      "(SlotView.policies), which only the compiled simulator passes; run "
+                      "with Simulator.compiled = True or gates=False")

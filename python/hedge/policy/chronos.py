@@ -58,7 +58,7 @@ from hedge.analysis.fitting import fit_pareto
 from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
 from hedge.policy.base import Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 
@@ -187,22 +187,15 @@ class _Chronos(Policy):
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """The batch form cannot see a job's own state, nor a job without a running
         attempt (whose waiting tasks chronos acts on): only the compiled path gates."""
-        raise HedgeError(f"policy '{self.name}': its scan gate reads each job's own plan "
-                         "(SlotView.policies), which only the compiled simulator passes; "
-                         "run with Simulator.compiled = True or gates=False")
+        raise own_state_batch_error(self.name)
 
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
-        return self.needs_scan_from(view) <= view.now
+        return own_state_wake(view) <= view.now
 
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
-        when = np.full(len(view.due), np.inf)
-        policies = view.policies if view.policies is not None else {}
-        for j in np.flatnonzero(view.due[1:]).tolist():
-            policy = policies.get(j)
-            when[j + 1] = view.now if policy is None else policy._quiet_until(view, j)
-        return when
+        return own_state_wake(view)
 
     def _quiet_until(self, view: SlotView, j: int) -> float:
         """``view.now`` if ``decide`` on job ``j`` (this object's job) could act or change
