@@ -51,7 +51,7 @@ TARGET_P99_MS = 10.0
 
 
 def bench_size(rows: int, scans: int, port: int, token: Path, warmup: int = 60,
-               ) -> dict[str, dict[str, float]]:
+               trace: Path | None = None) -> dict[str, dict[str, float]]:
     # the JVM's defaults (G1) and an AM-sized heap: what yarn.app.mapreduce.am.command-opts
     # gives an AM unless someone tunes it
     command = javaenv.java_command(
@@ -61,10 +61,14 @@ def bench_size(rows: int, scans: int, port: int, token: Path, warmup: int = 60,
          "--conf", f"hedge.controlplane.token.file={token}",
          "--conf", "hedge.controlplane.deadline.ms=2000"],
         "2.7.3", (javaenv.shim_test_classes(),), heap="1g",
-        jvm_options=(f"-Dhedge.bench.warmup={warmup}",))
+        jvm_options=(f"-Dhedge.bench.warmup={warmup}",
+                     f"-Dhedge.bench.trace={'true' if trace else 'false'}"))
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"BenchMain failed:\n{proc.stderr[-3000:]}")
+    if trace:
+        trace.write_text("".join(f"{line}\n" for line in proc.stderr.splitlines()
+                                 if line.startswith("TRACE ")))
     out: dict[str, dict[str, float]] = {}
     for line in proc.stdout.splitlines():
         kind, _, rest = line.partition(" ")
@@ -93,6 +97,10 @@ def main() -> int:
                         "same decode/validate/decide/encode path on synthetic delta scans")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
                         help="comma list of running attempts per job")
+    parser.add_argument("--trace", type=Path, metavar="DIR",
+                        help="write every timed hedge scan (wall, snapshot, round trip, "
+                        "scan-thread CPU, server CPU, bytes allocated) to "
+                        "DIR/trace-POLICY-ROWS.txt")
     args = parser.parse_args()
     sizes = tuple(int(n) for n in args.sizes.split(","))
     if args.server_cpu:
@@ -105,8 +113,10 @@ def main() -> int:
     except Exception as exc:  # noqa: BLE001
         print(f"bench_plugin: needs the Java side: {exc}", file=sys.stderr)
         return 2
+    if args.trace:
+        args.trace.mkdir(parents=True, exist_ok=True)
     for policy in args.policy.split(","):
-        run_policy(policy, args.scans, args.warmup, sizes)
+        run_policy(policy, args.scans, args.warmup, sizes, args.trace)
     return 0
 
 
@@ -118,7 +128,8 @@ def verdict(rows: int, p99_ms: float) -> str:
     return f"target <= {target:g} ms: {'met' if p99_ms <= target else 'NOT met'}"
 
 
-def run_policy(policy: str, scans: int, warmup: int, sizes: tuple[int, ...]) -> None:
+def run_policy(policy: str, scans: int, warmup: int, sizes: tuple[int, ...],
+               trace: Path | None = None) -> None:
     print(f"\npolicy {policy}; {scans} timed scans after {warmup} untimed; load average "
           f"before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,7 +139,8 @@ def run_policy(policy: str, scans: int, warmup: int, sizes: tuple[int, ...]) -> 
         try:
             results = {}
             for n in sizes:
-                results[n] = bench_size(n, scans, serve.port, token, warmup)
+                results[n] = bench_size(n, scans, serve.port, token, warmup,
+                                        trace and trace / f"trace-{policy}-{n}.txt")
                 time.sleep(1.2)  # the server's per-second metrics line for the last scans
                 results[n]["server"] = server_latency(Path(tmp) / "serve.log")
         finally:
