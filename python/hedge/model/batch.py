@@ -174,14 +174,20 @@ class SlotView:
 
 def own_state_wake(view: SlotView) -> np.ndarray:
     """For gates that read each job's own policy (``SlotView.policies``): per due job (index
-    ``job + 1``) its policy's ``_quiet_until(view, j)`` (the earliest time its ``decide``
-    could act or change its state, were the job not to change; ``view.now``: at once), or
-    ``view.now`` while its policy is not made yet; inf for jobs not due."""
+    ``job + 1``) its policy's ``_quiet_until(view, j, slots)`` (the earliest time its
+    ``decide`` could act or change its state, were the job not to change; ``view.now``: at
+    once; ``slots``: the job's busy slots), or ``view.now`` while its policy is not made
+    yet; inf for jobs not due."""
     when = np.full(len(view.due), np.inf)
     policies = view.policies if view.policies is not None else {}
-    for j in np.flatnonzero(view.due[1:]).tolist():
+    rows = view.rows()
+    rows = rows[np.argsort(view.job[rows], kind="stable")]  # one pass, not one per job
+    jobs = np.flatnonzero(view.due[1:])
+    cut = np.searchsorted(view.job[rows], np.append(jobs, len(view.due))).tolist()
+    for i, j in enumerate(jobs.tolist()):
         policy = policies.get(j)
-        when[j + 1] = view.now if policy is None else policy._quiet_until(view, j)
+        when[j + 1] = view.now if policy is None else policy._quiet_until(
+            view, j, rows[cut[i]:cut[i + 1]])
     return when
 
 

@@ -197,30 +197,32 @@ class _Chronos(Policy):
         """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
         return own_state_wake(view)
 
-    def _quiet_until(self, view: SlotView, j: int) -> float:
+    def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if ``decide`` on job ``j`` (this object's job) could act or change
         this object's state now; else the earliest time it could, were none of the job's
         attempts to start, end, be requested or killed and none of its tasks to complete
         (each of those wakes the job); inf: never.
 
-        Now: no plan yet (its fit reads every report); a running attempt of a task not yet
-        tracked (``_track``); copies owed, unless the cap had no room for them in the same
-        job state (``_full``: the room moves only with the job's attempts and tasks);
-        clone: a live task not yet given copies; a keep-one decision
-        due (``_prune``) on a live task; restart and resume: a task at its tau_est test
-        (``_stragglers``). A task is live (has a running or waiting attempt) exactly when
+        Now: a running attempt of a task not yet tracked (``_track``); no plan yet and
+        enough tasks completed or running to fit one (the fit reads every report; with
+        fewer than ``min_samples`` only a start or completion changes that); copies owed,
+        unless the cap had no room for them in the same job state (``_full``: the room
+        moves only with the job's attempts and tasks); clone: a live task not yet given
+        copies; a keep-one decision due (``_prune``) on a live task; restart and resume: a
+        task at its tau_est test (``_stragglers``). A task is live (has a running or waiting attempt) exactly when
         it has not completed and is available: a map, or a reduce once every map completed
         (a killed task's last attempt is always relaunched)."""
         now = view.now
-        if self.plan is None:
+        n, off, maps = len(self._launch), int(view.job_offset[j]), int(view.job_maps[j])
+        if not n or np.isnan(self._launch[view.task[slots] - off]).any():
             return now
+        if self.plan is None:  # the fit: a duration per completed task or running original
+            fit = self.t_min is None or self.beta is None
+            few = view.completed[j].sum() + len(slots) < self.min_samples
+            return math.inf if fit and few else now
         r, te, tk, _ = self.plan
         if r == 0:
             return math.inf
-        n, off, maps = len(self._launch), int(view.job_offset[j]), int(view.job_maps[j])
-        slots = np.flatnonzero(view.job == j)
-        if np.isnan(self._launch[view.task[slots] - off]).any():
-            return now
         if self._owed.any() and self._full != _stamp(
                 view.start[slots], int(view.task_attempts[off:off + n].sum()) - len(slots),
                 int(view.completed[j].sum())):

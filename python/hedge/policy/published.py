@@ -277,7 +277,7 @@ class Dolly(Policy):
         """Per due job (index ``job + 1``): its ``_quiet_until`` is now."""
         return own_state_wake(view) <= view.now
 
-    def _quiet_until(self, view: SlotView, j: int) -> float:
+    def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if ``decide`` on job ``j`` (this object's job) would act or stop:
         fewer free slots than the job's tasks and clones, or a task not cloned that waits
         for its first attempt (not completed, available: a map, or a reduce once every map
