@@ -50,7 +50,30 @@ varied up to 2x): none 1.19 -> 1.17, hadoop 4.19 -> 3.56 (3.5x -> 3.0x none), sp
 2: within the noise); at 27,990 tasks every change is within the noise. What is left
 of the per-step passes over every slot is mostly in the policies' gate and wake kernels
 (``hedge.policy.baseline``: ``_hadoop_gate``, ``_hadoop_wake``: a pass over all slots
-per call). ``--reference-sizes`` also
+per call).
+
+The ungated policies and adaptive (issue 21, S2; one bench run, shared machine, CPU s and
+x none). Day 15,297 tasks: fresh-score 105.2 (652x), fresh-rate 145.3 (901x), window 2.0
+(12.7x), hete-aware 2.1 (13.2x), adaptive 2.5 (15.6x: 6,718 steps, none 1,318); burst:
+189.5 (551x), 132.2 (384x), 2.2, 1.9, 2.0 (none 0.3). Day 97,059 tasks: window 23.9
+(15.0x), hete-aware 23.7 (14.9x), adaptive 21.4 (13.4x; 25,012 steps, none 12,298), none
+1.6; fresh-* there exceed any useful limit. The fresh-* policies now recompute only the
+time-dependent test when a scan sees the attempt table of the scan before
+(``hedge.policy.detectors.FreshPolicy``): on 4,562 tasks of the day, 3 runs each interleaved
+with the tree before (same digests), CPU s min-max: fresh-score 53.7-60.6 -> 32.1-39.9,
+fresh-rate 46.1-59.9 -> 35.3-41.2; fresh-score day 15,297 tasks 105.2 -> 91.0 (separate
+bench runs). No bit-identical gate or wake rule was found for
+the five: the fresh-* remember the reports seen at each scan (a skipped scan at which a
+report arrived changes that, and with nothing new the rule still moves with ``now``,
+which only the job's own speed noise can judge); window and hete-aware change their state
+at every scan (the node history records a task gone since the last scan with run time
+``now - start`` and keeps each running attempt's progress; a window-start scan sets the
+window's end); adaptive's gate moves with every report of any attempt of the job (the
+job-wide mean), with time (rate estimates) and with the cluster's utilisation, so a job
+could sleep only until its next report, and with ~2,800 busy slots each reporting every
+3 s some job receives one at nearly every tick: no visit saved. A useful wake rule would
+predict the reports' contents from the slots' trajectories (as hadoop's does) against a
+bound of the job-wide mean and the worst utilisation; not done. ``--reference-sizes`` also
 times each run with ``Simulator.compiled = False`` (the numpy reference code, bit-identical results) and prints
 ``kernels``: its CPU over the compiled run's.
 
