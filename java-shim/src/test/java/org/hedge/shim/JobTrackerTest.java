@@ -184,4 +184,78 @@ class JobTrackerTest {
     failed.add(maps[0]); // heard from recently: not looked up, not dropped
     assertEquals(0, tracker.snapshot(28_000, 4, 0, hadoop).removed.length);
   }
+
+  /**
+   * The cap counts are kept as events arrive (not walked per scan): after every event of a
+   * random run of starts, copies, reports, failures, kills, successes and stale checks they
+   * equal a walk over the live attempts and the tasks, as computed before.
+   */
+  @Test
+  void capCountsKeptByEventsEqualAWalk() {
+    java.util.Random rng = new java.util.Random(7);
+    final java.util.Set<TaskAttemptId> gone = new java.util.HashSet<>();
+    JobTracker.NodeResolver hadoop = new JobTracker.NodeResolver() {
+      @Override
+      public String host(TaskAttemptId id) {
+        return "h";
+      }
+
+      @Override
+      public TaskAttemptState state(TaskAttemptId id) {
+        return gone.contains(id) ? TaskAttemptState.KILLED : TaskAttemptState.RUNNING;
+      }
+    };
+    int[] next = new int[12];
+    long ms = 11_000;
+    for (int step = 0; step < 3000; step++) {
+      ms += rng.nextInt(400);
+      int task = rng.nextInt(next.length);
+      TaskType type = task < 8 ? TaskType.MAP : TaskType.REDUCE;
+      TaskAttemptId id = attempt(type, task % 8, rng.nextInt(next[task] + 1));
+      JobTracker.Task t = tracker.tasks.get(id.getTaskId());
+      switch (rng.nextInt(7)) {
+        case 0:
+          tracker.started(attempt(type, task % 8, next[task]++), ms);
+          break;
+        case 1:
+          if (t != null) {
+            tracker.copyRequested(t);
+          }
+          break;
+        case 2:
+          report(id, ms, rng.nextFloat(), TaskAttemptState.RUNNING);
+          break;
+        case 3:
+          report(id, ms, 0.5f, rng.nextBoolean() ? TaskAttemptState.FAILED
+              : TaskAttemptState.KILLED);
+          break;
+        case 4:
+          JobTracker.Attempt a = tracker.live.get(id);
+          if (a != null) {
+            tracker.killed(a, ms);
+          }
+          break;
+        case 5:
+          if (rng.nextInt(20) == 0) {
+            report(id, ms, 1f, TaskAttemptState.SUCCEEDED);
+          }
+          break;
+        default:
+          gone.add(id); // Hadoop ended it without an event: a stale check finds it
+          tracker.snapshot(ms + JobTracker.STALE_MS + 1, 8, 4, hadoop);
+          break;
+      }
+      int speculating = 0;
+      int running = 0;
+      for (JobTracker.Attempt live : tracker.live.values()) {
+        speculating += live.speculative ? 1 : 0;
+      }
+      for (JobTracker.Task each : tracker.tasks.values()) {
+        speculating += each.pendingCopies;
+        running += each.running() > 0 && !each.done ? 1 : 0;
+      }
+      assertEquals(speculating, tracker.speculating(), "speculating after step " + step);
+      assertEquals(running, tracker.runningTasks(), "running tasks after step " + step);
+    }
+  }
 }
