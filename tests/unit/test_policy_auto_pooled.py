@@ -1,0 +1,142 @@
+"""hedge-auto's small jobs lean on the cluster: pooled residuals and race evidence
+(hedge.policy.cluster_memory), shared through Policy.join."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from hedge.model import MAP, Snapshot
+from hedge.policy import create
+from hedge.policy.auto import LAMBDAS
+from hedge.policy.cluster_memory import MIN_POOLED, ClusterMemory
+from tests.unit.test_policy_auto import snapshot
+
+
+def one_task_job(now: float, progress: float) -> Snapshot:
+    """A one-task job whose task started at 0, reported 0.01 at 1 s and ``progress`` now
+    (no completed task: it can never judge itself); 10 of 100 slots busy."""
+    s = snapshot(now, [(0, progress, 3)], done=[])
+    return replace(s, job=replace(s.job, n_maps=1))
+
+
+def taught_memory(spread: float = 1.0, races: int = 2) -> ClusterMemory:
+    """A cluster memory holding 100 residuals evenly over [-spread, spread] for maps and
+    ``races`` races that taught nothing (a flat likelihood)."""
+    memory = ClusterMemory(len(LAMBDAS))
+    memory.replace(MAP, None, ClusterMemory.histogram(np.linspace(-spread, spread, 100)))
+    for _ in range(races):
+        memory.learn(np.zeros(len(LAMBDAS)))
+    return memory
+
+
+def joined(memory: ClusterMemory):
+    policy = create("hedge-auto", pool_small=True)
+    policy.join({"hedge-auto": memory})
+    return policy
+
+
+def test_a_one_task_job_is_judged_on_the_clusters_residuals() -> None:
+    # ~990 s left at 3 s: a copy drawn from a wide pool beats it about half the time
+    s = one_task_job(3.0, 0.012)
+    assert joined(taught_memory()).decide(s).speculate_task.tolist() == [0]
+    alone = create("hedge-auto", pool_small=True).decide(s)  # no cluster: it cannot judge
+    assert len(alone.speculate_task) == 0 and alone.next_scan_in == math.inf
+    off = create("hedge-auto")  # the default: small jobs are not pooled
+    off.join({"hedge-auto": taught_memory()})
+    assert len(off.decide(s).speculate_task) == 0
+
+
+def test_a_narrow_pool_says_a_copy_would_not_pay() -> None:
+    # the cluster's tasks all take their job's median: a copy would take as long
+    s = one_task_job(3.0, 0.012)
+    assert len(joined(taught_memory(spread=0.01)).decide(s).speculate_task) == 0
+
+
+def test_a_small_job_waits_for_the_cluster_to_have_probed_the_model() -> None:
+    s = one_task_job(3.0, 0.012)
+    early = joined(taught_memory(races=1)).decide(s)  # one race taught: not yet
+    assert len(early.speculate_task) == 0
+    # but it keeps scanning: no completion of its own will come to wake it
+    assert early.next_scan_in is None and not early.wake_on_completion
+
+
+def test_a_large_job_does_not_lean_on_the_cluster() -> None:
+    # 20 maps, none completed, one running: it waits for its own peers as before
+    s = snapshot(3.0, [(0, 0.012, 3)], done=[])
+    a = joined(taught_memory()).decide(s)
+    assert len(a.speculate_task) == 0 and a.next_scan_in == math.inf
+
+
+def test_a_job_pools_its_residuals_once_and_replaces_them_as_it_learns() -> None:
+    memory = ClusterMemory(len(LAMBDAS))
+    policy = joined(memory)
+    policy.decide(snapshot(20.0, [(7, 0.5, 3)], done=[10.0, 11.0, 9.0, 10.5]))
+    assert memory.residuals(MAP, 4) is None  # four completed: too few to pool
+    done = [10.0, 11.0, 9.0, 10.5, 9.5]
+    policy.decide(snapshot(20.0, [(7, 0.5, 3)], done=done))  # 5 completed + 1 estimate
+    policy.decide(snapshot(21.0, [(7, 0.55, 3)], done=done))  # nothing new completed
+    assert memory._counts[MAP].sum() == 6
+    policy.decide(snapshot(22.0, [(7, 0.6, 3)], done=done + [10.2]))
+    assert memory._counts[MAP].sum() == 7  # replaced, not added
+
+
+def test_pooled_quantiles_follow_the_counts() -> None:
+    memory = ClusterMemory(len(LAMBDAS))
+    values = np.r_[np.zeros(MIN_POOLED - 1)]
+    memory.replace(MAP, None, ClusterMemory.histogram(values))
+    assert memory.residuals(MAP, 8) is None
+    old = ClusterMemory.histogram(values)
+    new = ClusterMemory.histogram(np.r_[np.full(MIN_POOLED, -1.0), np.full(MIN_POOLED, 1.0)])
+    memory.replace(MAP, old, new)
+    q = memory.residuals(MAP, 4)
+    assert q is not None and np.allclose(q, [-1.0, -1.0, 1.0, 1.0], atol=0.03)
+
+
+def test_a_small_jobs_task_is_weighed_once_then_the_job_sleeps() -> None:
+    # a narrow pool: no copy at the first estimate; the estimate only ages from there (the
+    # later a copy starts, the less it can save), so the job is not scanned again until a
+    # completion
+    policy = joined(taught_memory(spread=0.01))
+    waiting = policy.decide(one_task_job(1.5, 0.01))  # no estimate yet: keep scanning
+    assert waiting.next_scan_in is None
+    first = policy.decide(one_task_job(3.0, 0.012))
+    assert len(first.speculate_task) == 0
+    later = policy.decide(one_task_job(4.0, 0.013))
+    assert later.next_scan_in == math.inf and later.wake_on_completion
+
+
+def test_every_job_of_a_simulation_shares_one_memory(monkeypatch) -> None:
+    from hedge.policy.auto import HedgeAuto
+    from hedge.sim.engine import simulate
+    from hedge.traces.synthetic import default_workload
+
+    from .test_sim_golden import RUNS
+
+    seen: list[ClusterMemory | None] = []
+    join = HedgeAuto.join
+
+    def recording_join(self, shared):
+        join(self, shared)
+        seen.append(self._memory)
+
+    monkeypatch.setattr(HedgeAuto, "join", recording_join)
+    _, cluster, seed = RUNS[1]
+    simulate(default_workload(1, n_jobs=8), "hedge-auto", cluster, seed=seed,
+             policy_params={"pool_small": True})
+    assert len(seen) >= 2 and seen[0] is not None and all(m is seen[0] for m in seen)
+    # a new simulation starts with a memory of its own
+    simulate(default_workload(1, n_jobs=2), "hedge-auto", cluster, seed=seed,
+             policy_params={"pool_small": True})
+    assert seen[-1] is not seen[0]
+
+
+def test_every_session_of_a_server_shares_one_memory() -> None:
+    from hedge.server.session import Limits, SessionRegistry
+
+    registry = SessionRegistry(Limits(), lambda nodes, t, f: None)
+    first = registry.open("job_1", "hedge-auto", {"pool_small": True}).policy
+    second = registry.open("job_2", "hedge-auto", {"pool_small": True}).policy
+    assert first._memory is not None and first._memory is second._memory
