@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch
 from hedge.policy import create
 
 R, W = AttemptState.RUNNING, AttemptState.WAITING
@@ -196,39 +195,6 @@ def test_dolly_leaves_big_jobs_and_respects_the_budget():
     small = [(0, W, 0, 0, 0), (1, W, 0, 0, 0)]
     # 4 clones > 5% of 40 slots
     assert create("dolly").decide(snapshot(0, small, 2, free=40, total=40)).speculate_task.size == 0
-
-
-def _dolly_view(free: int, task_runtime, attempts, maps_done: int) -> SlotView:
-    """Job 0: 2 maps and 1 reduce (tasks 0-2), no busy slot; job 0 due."""
-    none = np.empty(0)
-    return SlotView(
-        now=10.0, hw=3.0, due=np.array([False, True]), job=none.astype(int),
-        task=none.astype(int), start=none, k=none, p0=none, p1=none, r0=none, r1=none,
-        task_type=np.array([MAP, MAP, REDUCE]), task_attempts=np.asarray(attempts),
-        task_running=np.zeros(3, int), n_tasks=np.array([[2, 1]]),
-        completed=np.array([[float(maps_done), 0.0]]), completed_mean=np.full((1, 2), np.nan),
-        completed_std=np.full((1, 2), np.nan), free_slots=free,
-        task_runtime=np.asarray(task_runtime, float), job_offset=np.array([0]),
-        job_maps=np.array([2]))
-
-
-def test_dolly_gate_wants_a_job_only_to_clone_a_waiting_task_or_to_stop():
-    policy = create("dolly")
-    view = _dolly_view(100, [np.nan, np.nan, np.nan], [3, 3, 0], maps_done=0)
-    assert policy.needs_scan_slots(view).tolist() == [False, True]  # not made yet: scan
-    policy._cloned = {0, 1}
-    view.policies = {0: policy}
-    # the reduce waits for the maps: nothing to do
-    assert policy.needs_scan_slots(view).tolist() == [False, False]
-    view.completed[0, 0] = 2.0  # the maps completed: the reduce waits, uncloned
-    view.task_runtime[:2] = 5.0
-    assert policy.needs_scan_slots(view).tolist() == [False, True]
-    policy._cloned.add(2)
-    assert policy.needs_scan_slots(view).tolist() == [False, False]
-    view.free_slots = 8  # fewer than 3 tasks + 6 clones: decide stops, so it must see it
-    assert policy.needs_scan_slots(view).tolist() == [False, True]
-    with pytest.raises(HedgeError, match="compiled simulator"):
-        policy.needs_scan(view.to_batch())
 
 
 # ---------------------------------------------------------------- spark

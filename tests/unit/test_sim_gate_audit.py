@@ -114,20 +114,19 @@ def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
     return own, caps
 
 
-GATED = ["adaptive", "chronos-clone", "chronos-restart", "chronos-resume", "dolly", "late",
-         "oracle", "replicate", "spark", "spark-legacy"]
+GATED = ["adaptive", "chronos-clone", "chronos-restart", "chronos-resume", "late", "oracle",
+         "replicate", "spark", "spark-legacy"]
 
 
 @pytest.mark.parametrize("policy", GATED)
 def test_gates_skip_only_scans_that_would_do_nothing(policy, monkeypatch):
     own, caps = _audited(monkeypatch, every=4)  # every skip: the slow test below
-    run(policy, 0 if policy == "dolly" else 2)  # 2: the all-at-once arrival (dolly's gate
-    # skips in run 0 only: elsewhere its jobs are too big or the free slots too few)
+    run(policy, 2)  # the golden runs' all-at-once arrival
     # the gate was exercised both ways (a skipped job then sleeps, so the gate sees it
     # less often: test_sim_gate_sleep audits the instants it sleeps through); replicate's
     # gate sees a job only when one of its tasks completes (29 skips in this run), a
     # chronos-clone job sleeps until its next keep-one decision or change (6)
-    bar = {"replicate": 20, "chronos-clone": 5, "dolly": 20}.get(policy, 30)
+    bar = {"replicate": 20, "chronos-clone": 5}.get(policy, 30)
     assert own.skipped > bar and own.kept > 0
     if policy in ("late", "spark"):
         _tight_run(policy)
@@ -140,7 +139,7 @@ def test_gates_skip_only_scans_that_would_do_nothing_in_every_golden_run(policy,
     own, _ = _audited(monkeypatch)
     for index in range(len(RUNS)):
         run(policy, index)
-    assert own.skipped > (20 if policy == "dolly" else 50) and own.kept > 0  # dolly: 28
+    assert own.skipped > 50 and own.kept > 0
 
 
 @pytest.mark.parametrize("policy", ["late", "spark"])

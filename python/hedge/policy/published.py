@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
 
@@ -263,34 +263,6 @@ class Dolly(Policy):
         more = len(self._cloned) < n
         return Actions(speculate_task=new, speculate_copies=[self.clones] * len(new),
                        next_scan_in=None if more else math.inf, wake_on_completion=more)
-
-    # Simulator gate (issue 21): a job still scanned has passed the size and budget tests
-    # (else its first answer stopped its scans), so a scan acts only when the free slots
-    # fall short (it stops for good) or a task waits for its first attempt uncloned; the
-    # gate reads the job's ``_cloned`` (SlotView.policies). Free slots move at any tick, so
-    # a skipped job is looked at again at its next scan instant.
-    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """Only the compiled path gates (``own_state_batch_error``)."""
-        raise own_state_batch_error(self.name)
-
-    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): its ``_quiet_until`` is now."""
-        return own_state_wake(view) <= view.now
-
-    def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
-        """``view.now`` if ``decide`` on job ``j`` (this object's job) would act or stop:
-        fewer free slots than the job's tasks and clones, or a task not cloned that waits
-        for its first attempt (not completed, available: a map, or a reduce once every map
-        completed, and no running or requested attempt); else inf."""
-        maps, n = int(view.job_maps[j]), int(view.n_tasks[j].sum())
-        if view.free_slots is None or view.free_slots < n + n * self.clones:
-            return view.now
-        off = int(view.job_offset[j])
-        waiting = ~np.isfinite(view.task_runtime[off:off + n]) & (
-            view.task_attempts[off:off + n] == 0)
-        if view.completed[j, 0] < maps:
-            waiting[maps:] = False
-        return view.now if set(np.flatnonzero(waiting).tolist()) - self._cloned else math.inf
 
 
 @register
