@@ -27,8 +27,9 @@ Issue 21's control-plane step (hedge's side only, -Dhedge.bench.only=hedge, --tr
 scans after 500 warm-up; load average 4-8 on 2 cores, shared). Until then the long tasks worked
 600 s, so with --warmup 500 the job emptied at about the 105th timed scan: the earlier p50s
 (wall 0.37 ms, server CPU 0.17 ms at 10 k) were an empty job's and the p99s the live job's,
-which is where "p99 CPU is 5-10x p50" came from (same run at 10 k, none: server CPU p50 of timed
-scans 0-49 0.91 ms, of each 50 from the 150th 0.16-0.22 ms). With the job alive for every timed scan (ms, p50 / p99):
+which is where "p99 CPU is 5-10x p50" came from (same run at 10 k, none: server CPU p50 of
+timed scans 0-49 0.91 ms, of each 50 from the 150th 0.16-0.22 ms). With the job alive for
+every timed scan (ms, p50 / p99):
 
 | policy, attempts | wall | AM scan thread CPU | server CPU |
 |---|---|---|---|
@@ -42,11 +43,17 @@ No occasional pause: CPU p99 is 1.3-1.6x p50 on both sides (server max 1.31 ms a
 from the harness's event objects, between scans); the server collects between scans only. The
 wall time beyond the CPU is waiting for a core (at 10 k the scans over 10 ms used at most
 1.9 ms of CPU). adaptive at 100 k: every third scan's snapshot takes about 9 ms against 4
-(rows of that tick, not yet explained), hence its AM CPU p99 of 2x p50; keeping the cap counts
-by event (JobTracker) did not change it (after: 5.0 / 10.3, server 10.9 / 14.9 in a slower
-period of the machine). Targets: CPU per scan meets both (10 k: 0.79 + 1.05 ms, none; 100 k:
-5.9 + 3.9 ms, none; 8.8 + 13.6 ms, adaptive) except adaptive's server CPU p99 at 10 k (2.56 ms,
-its decision about 1 ms of it); wall p99 meets neither on this loaded machine.
+(rows of that tick, not yet explained), hence its AM CPU p99 of 2x p50. JobTracker now keeps
+Hadoop's cap counts by event: the walks it replaces cost 12.5 ms CPU per call pair at 90,000
+live attempts (measured apart), but no scan of these runs reached them (capRoom runs only when
+an answer asks copies of open tasks, and on every fallback scan; the slowest scan of the
+adaptive 100 k run used 9.7 ms), so the figures do not move: adaptive 100 k after, AM 5.0 /
+10.3, server 10.9 / 14.9 (a slower period: the server, unchanged, rose 9 %); adaptive 10 k,
+two alternations before / after, AM CPU p99 0.90, 1.01 / 0.99, 1.02.
+Targets: CPU per scan meets both (10 k: 0.79 + 1.05 ms, none; 100 k: 5.9 + 3.9 ms, none;
+8.8 + 13.6 ms, adaptive) except adaptive's server CPU p99 at 10 k (2.56 ms, its decision about
+1 ms of it; 2.9-3.1 ms in the later alternations, whose server p50 was 1.9-2.2 ms); wall p99
+meets neither on this loaded machine.
 """
 
 from __future__ import annotations
