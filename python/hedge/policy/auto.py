@@ -216,8 +216,9 @@ class HedgeAuto(Policy):
             # completion of its own need come first
             rescan |= small and bool((live & (a.task_type == task_type)
                                       & ~np.isin(a.task, list(self._weighed))).any())
+            rescan |= small and bool(self._races)  # a small job's copy: follow its race
         if not (judged or chosen):
-            if kills or rescan or self._races:
+            if kills or rescan:
                 return Actions(kill_attempt=kills)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
         running = a.state == AttemptState.RUNNING
