@@ -73,9 +73,19 @@ job-wide mean), with time (rate estimates) and with the cluster's utilisation, s
 could sleep only until its next report, and with ~2,800 busy slots each reporting every
 3 s some job receives one at nearly every tick: no visit saved. A useful wake rule would
 predict the reports' contents from the slots' trajectories (as hadoop's does) against a
-bound of the job-wide mean and the worst utilisation; not done. ``--reference-sizes`` also
-times each run with ``Simulator.compiled = False`` (the numpy reference code, bit-identical results) and prints
-``kernels``: its CPU over the compiled run's.
+bound of the job-wide mean and the worst utilisation; not done.
+The time-driven policies (issue 21, S1; CPU s, x none in the same run): replicate, day
+97,059 tasks, 32.7 (23.2x) -> 12.5 (6.1x), burst 44.2 (15.7x) -> 16.2 (6.5x) (a plan only
+where it could decide a fork, a gate, sleep until a completion). chronos plans nothing here
+(no deadlines); with ``deadline_factor`` 2 on the fitted day of 97,059 tasks (a script of
+its own) chronos-clone 161 (96x) -> 20.9 (8.2x), chronos-restart 220 (132x) -> 14.5 (5.7x),
+chronos-resume 181 (108x) -> 10.6 (4.1x). dolly and late: a gate (dolly) and a wake rule at
+the next report (late) were measured, saved no CPU and were not kept. 1 M tasks (959,229,
+day, one run each, load 2-4): none 21.8 s (peak 677 MB), spark 58.2 (2.67x, 692 MB),
+hadoop 74.3 (3.41x, 696 MB), oracle 137.8 (6.32x, 715 MB).
+``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
+reference code, bit-identical results; chronos' gates exist only in the compiled form and it
+raises a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
 
 Usage: .venv/bin/python tests/bench/bench_sim.py [--quick] [--sizes 100000,1000000]
        [--policies none,hadoop,...] [--workloads day,burst] [--jobs 1] [--cpu-limit 600]
