@@ -147,12 +147,22 @@ def adaptive(snapshot: Snapshot, **params: float | str) -> Mask:
     return ratio_rule(ect, known, cand, th, strict=True)
 
 
-def _fresh_inputs(snapshot: Snapshot, speed_noise: float | None) -> tuple:
+def fresh_inputs(snapshot: Snapshot) -> tuple[np.ndarray, Mask, Mask, np.ndarray]:
+    """What the fresh rules read from a snapshot besides its report times and ``now``: the
+    fresh ECT, the known and candidate masks and the borrowed-rate spread (the fresh-*
+    policies keep them while the attempt table is unchanged)."""
     known, cand = _rule_inputs(snapshot)
     a = snapshot.attempts
-    ect = estimate_ect("fresh", a, snapshot.now)
+    return estimate_ect("fresh", a, snapshot.now), known, cand, borrowed_rate_spread(a)
+
+
+def _fresh_args(snapshot: Snapshot, speed_noise: float | None) -> tuple[tuple, np.ndarray]:
+    """The fresh rules' leading arguments, and the borrowed-rate spread (their last)."""
+    ect, known, cand, spread = fresh_inputs(snapshot)
+    a = snapshot.attempts
     noise = np.nan if speed_noise is None else speed_noise
-    return ect, a.start, a.report_sent, a.report_received, snapshot.now, known, cand, noise
+    return (ect, a.start, a.report_sent, a.report_received, snapshot.now, known, cand,
+            noise), spread
 
 
 def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
@@ -166,8 +176,8 @@ def fresh_score(snapshot: Snapshot, gap: float = 0.2, horizon: float = 1.2,
     needs each attempt's previous report (the fresh-* policies remember them); None means
     unknown (only certain bounds are trusted).
     """
-    return fresh_score_rule(*_fresh_inputs(snapshot, speed_noise), gap, horizon, z, z_last,
-                            scan_interval, borrowed_rate_spread(snapshot.attempts))
+    args, spread = _fresh_args(snapshot, speed_noise)
+    return fresh_score_rule(*args, gap, horizon, z, z_last, scan_interval, spread)
 
 
 def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_RATE,
@@ -176,8 +186,8 @@ def fresh_rate(snapshot: Snapshot, factor: float = 1.2, z: float = Z_RATE,
     """Rate-based detection on the heartbeat-fresh duration, as a sequential test
     (:func:`hedge.detect.fresh.fresh_rate_rule`); ``speed_noise`` as in
     :func:`fresh_score`."""
-    return fresh_rate_rule(*_fresh_inputs(snapshot, speed_noise), factor, z, z_last,
-                           scan_interval, borrowed_rate_spread(snapshot.attempts))
+    args, spread = _fresh_args(snapshot, speed_noise)
+    return fresh_rate_rule(*args, factor, z, z_last, scan_interval, spread)
 
 
 DETECTORS: dict[str, Callable[..., Mask]] = {

@@ -28,13 +28,14 @@ sees an unchanged table recomputes only the time-dependent test (``FreshPolicy``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
-from hedge.detect.detectors import DETECTORS, candidate_mask, known_mask
+from hedge.detect.detectors import DETECTORS, fresh_inputs, known_mask
 from hedge.detect.fresh import (
     SCAN_INTERVAL,
     Z_CONFIDENT,
@@ -47,7 +48,6 @@ from hedge.detect.fresh import (
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import (
-    borrowed_rate_spread,
     legacy_arrays,
     rate_arrays,
     speed_noise_arrays,
@@ -523,16 +523,15 @@ class FreshPolicy(DetectorPolicy):
                           i.known, i.candidates, i.noise, rate_spread=i.spread,
                           **super().detector_params())
 
-    @staticmethod
-    def _rule(*args: object, **kwargs: object) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # the rule of hedge.detect.fresh each subclass tests (fresh_score_rule, fresh_rate_rule)
+    _rule: ClassVar[Callable[..., np.ndarray]]
 
 
 @dataclass
 class _FreshInputs:
     """What the fresh rules read from an attempt table that does not depend on ``now``
-    (``hedge.detect.detectors._fresh_inputs`` and ``borrowed_rate_spread``), and the
-    table's key (``_table_key``) to tell an unchanged table."""
+    (``hedge.detect.detectors.fresh_inputs``), and the table's key (``_table_key``) to
+    tell an unchanged table."""
 
     key: bytes
     ect: np.ndarray
@@ -543,10 +542,8 @@ class _FreshInputs:
 
     @classmethod
     def of(cls, snapshot: Snapshot, speed_noise: float) -> _FreshInputs:
-        a = snapshot.attempts
-        return cls(_table_key(snapshot), estimate_ect("fresh", a, snapshot.now),
-                   known_mask(snapshot), candidate_mask(snapshot), borrowed_rate_spread(a),
-                   speed_noise)
+        ect, known, candidates, spread = fresh_inputs(snapshot)
+        return cls(_table_key(snapshot), ect, known, candidates, spread, speed_noise)
 
     def same_table(self, snapshot: Snapshot) -> bool:
         return self.key == _table_key(snapshot)
