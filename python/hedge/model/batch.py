@@ -6,8 +6,8 @@ resume or reservation) at this scan, so the simulator skips building its snapsho
 calling ``decide``; the job is then rescanned after the default period.
 Gates must be conservative (when in doubt, return True) and are only for policies whose
 ``decide`` keeps no per-scan state, or whose skipped scans would leave that state as it is
-(a compiled-path gate may read it: ``SlotView.policies``). The simulator checks (tests) that a run with gates
-gives bit-identical results to one without.
+(a compiled-path gate may read it: ``SlotView.policies``). The simulator checks (tests) that
+a run with gates gives bit-identical results to one without.
 
 Rows are running attempts: every running attempt of each job due for a scan (a job's
 rows are all present, so per-job statistics over rows are exact; a row with ``job`` -1

@@ -105,9 +105,10 @@ class Replicate(Policy):
         return Actions(speculate_task=speculate, speculate_copies=copies, kill_attempt=kills,
                        next_scan_in=math.inf, wake_on_completion=not forked)
 
-    def _fork_from(self, n: int) -> int:
-        """The fewest completed tasks of n at which a plan on the grid forks."""
-        return int(np.ceil((1 - max(self.p_grid)) * n - 1e-9))
+    def _fork_from(self, n: int | np.ndarray) -> np.ndarray:
+        """The fewest completed tasks of n (a count, or one per job and type) at which a
+        plan on the grid forks."""
+        return np.ceil((1 - max(self.p_grid)) * np.asarray(n, dtype=np.float64) - 1e-9)
 
     def _idle(self, n: int, done: np.ndarray) -> bool:
         """No plan made now could ever fork (see the module docstring): fewer completed
@@ -132,7 +133,6 @@ class Replicate(Policy):
     def _want(self, n_tasks: np.ndarray, completed: np.ndarray) -> np.ndarray:
         """Per job: some type with tasks has fewer than ``max(min_samples, 1)`` or at least
         ``_fork_from`` completed."""
-        n = n_tasks.astype(np.float64)
-        fork_from = np.ceil((1 - max(self.p_grid)) * n - 1e-9)
-        idle = (n == 0) | ((completed >= max(self.min_samples, 1)) & (completed < fork_from))
+        idle = (n_tasks == 0) | ((completed >= max(self.min_samples, 1))
+                                 & (completed < self._fork_from(n_tasks)))
         return ~idle.all(axis=1)
