@@ -209,9 +209,10 @@ class _Chronos(Policy):
         unless the cap had no room for them in the same job state (``_full``: the room
         moves only with the job's attempts and tasks); clone: a live task not yet given
         copies; a keep-one decision due (``_prune``) on a live task; restart and resume: a
-        task at its tau_est test (``_stragglers``). A task is live (has a running or waiting attempt) exactly when
-        it has not completed and is available: a map, or a reduce once every map completed
-        (a killed task's last attempt is always relaunched)."""
+        task at its tau_est test (``_stragglers``). A task is live (has a running or
+        waiting attempt) exactly when it has not completed and is available: a map, or a
+        reduce once every map completed (a killed task's last attempt is always
+        relaunched)."""
         now = view.now
         n, off, maps = len(self._launch), int(view.job_offset[j]), int(view.job_maps[j])
         if not n or np.isnan(self._launch[view.task[slots] - off]).any():
