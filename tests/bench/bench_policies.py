@@ -54,7 +54,7 @@ SYNTHETIC = {  # name -> (spec, cluster)
 }
 POLICIES = ("none", "hadoop", "late", "mantri", "dolly", "spark", "spark-legacy", "adaptive",
             "fresh-rate", "chronos-clone", "window", "hedge-auto", "oracle:after_reports=2",
-            "oracle")
+            "oracle:copy=median", "oracle")
 
 
 def workloads(quick: bool) -> list[tuple[str, WorkloadSource, ClusterConfig]]:

@@ -68,3 +68,23 @@ def test_the_oracle_held_to_heartbeats_acts_later_and_gains_less() -> None:
 def test_after_reports_outside_0_to_2_is_refused_by_name() -> None:
     with pytest.raises(HedgeError, match="after_reports=3, expected 0, 1 or 2"):
         create("oracle", after_reports=3)
+
+
+def test_the_oracle_told_only_the_copies_distribution_loses_some_races() -> None:
+    """``copy=median``: it knows each task's true remaining time but only the median of
+    the slowdowns a copy is drawn from (here every task's factor: 4 in 5 are 1), so it
+    copies the same slow tasks, and a copy that draws a slow factor loses its race."""
+    wl = stragglers(transient=True)
+    rows = {name: summarize(simulate(wl, "oracle", CLUSTER, seed=1, policy_params=params))
+            for name, params in (("draw", {}), ("median", {"copy": "median"}))}
+    none = summarize(simulate(wl, "none", CLUSTER, seed=1))
+    median = rows["median"]
+    assert median["copies_launched"] >= rows["draw"]["copies_launched"] > 0
+    assert median["copies_won"] < median["copies_launched"]
+    assert (rows["draw"]["mean_job_time"] <= median["mean_job_time"]
+            < none["mean_job_time"])
+
+
+def test_what_the_oracle_knows_of_a_copy_is_checked_by_name() -> None:
+    with pytest.raises(HedgeError, match="copy='luck', expected draw or median"):
+        create("oracle", copy="luck")

@@ -88,6 +88,10 @@ class Policy(abc.ABC):
     # what a copy would take). A reference that bounds what any policy can gain; no AM can
     # provide it, so such a policy must also set ``live_am_supported = False``.
     clairvoyant: ClassVar[bool] = False
+    # What a clairvoyant policy is told of a copy's time (``Truth.copy_time``): "draw", the
+    # very slowdown the simulator will give that copy, or "median", the median of the pool
+    # it is drawn from (a reference that knows the distribution, not the draw)
+    copy_told: str = "draw"
 
     def see(self, truth: Truth) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Receive the ground truth of the next snapshot (only if ``clairvoyant``)."""

@@ -15,6 +15,13 @@ the first moment a rate free of JVM start-up exists (2), has reached the AM. The
 that detects from them, however clairvoyant its judgement; ``tests/bench/bench_policies.py``
 prints both shares.
 
+With ``copy`` = ``median`` it knows each attempt's true remaining time but only the
+distribution a copy's slowdown is drawn from (the trace model's pool of the task's job and
+phase), not the draw: it is told the pool's median, so it copies a task when its copy is more
+likely than not to end first (and shortens the job). The gap between ``oracle`` and
+``oracle:copy=median`` is what knowing the copy's luck in advance is worth, which no policy
+can know; ``tests/bench/bench_policies.py`` prints its share too.
+
 Its blind spots are the copy's node (it assumes a typical one; the copy may land on a slower
 or busier node), the wait for a free slot, and what its copies' slots cost other jobs: it is
 a clairvoyant reference line on a comparison, not a strict bound. On Google 2011 part 1 under
@@ -47,12 +54,18 @@ class Oracle(Policy):
     live_am_reason = ("it needs the true remaining time of every attempt, which only a "
                       "simulator knows; it exists to bound what any policy can gain")
 
-    def __init__(self, margin: float = 1.0, after_reports: int = 0) -> None:
+    def __init__(self, margin: float = 1.0, after_reports: int = 0,
+                 copy: str = "draw") -> None:
         """``margin``: seconds a copy must end before its task (the delay to place it);
         ``after_reports``: progress reports the AM must have received from a task's attempt
-        before it may be copied (0: at launch; 1: one; 2: two, a start-up-free rate)."""
+        before it may be copied (0: at launch; 1: one; 2: two, a start-up-free rate);
+        ``copy``: what it knows of a copy's time, its very draw (``draw``) or the median of
+        the distribution it is drawn from (``median``)."""
         if after_reports not in (0, 1, 2):
             raise HedgeError(f"oracle: after_reports={after_reports!r}, expected 0, 1 or 2")
+        if copy not in ("draw", "median"):
+            raise HedgeError(f"oracle: copy={copy!r}, expected draw or median")
+        self.copy_told = copy
         self.margin = float(margin)
         self.after_reports = int(after_reports)
         self._truth: Truth | None = None

@@ -140,7 +140,7 @@ class AppMasters:
                 policy = self.policies[j] = create(self.policy_name, **self.policy_params)
                 policy.join(self.shared)
             if self.clairvoyant:
-                policy.see(truth(tb, self.draws.known, self.cluster.startup,
+                policy.see(truth(tb, self.draws.told, self.cluster.startup,
                                  live.end[rows[part]], t, j, snapshot))
             actions = policy.decide(snapshot)
             self.scans += 1
@@ -327,7 +327,7 @@ class AppMasters:
             n_tasks=tb.j_ntasks, completed=tb.j_count, completed_mean=tb.j_mean,
             completed_std=tb.j_std, free_slots=self.slots.free_slots(), job_start=tb.j_arrival,
             job_deadline=tb.j_deadline, end=live.end if self.clairvoyant else None,
-            copy_time=(tb.t_base * self.draws.known + self.cluster.startup
+            copy_time=(tb.t_base * self.draws.told + self.cluster.startup
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,

@@ -4,7 +4,9 @@ A task's original replays its own straggler factor; a copy (or relaunch) draws a
 from the task's pool when the workload carries a trace model's pools (per job and phase,
 ``hedge.traces.straggler_model``), else from every task's factor. A clairvoyant policy
 (``oracle``) is told each task's copy slowdown before the copy runs, so the draws are made
-ahead, once per task, and a copy then uses its task's.
+ahead, once per task, and a copy then uses its task's. One that knows only the distribution a
+copy is drawn from (``oracle:copy=median``) is told the median of its task's pool instead,
+while the copy still runs with its own draw.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ class CopyDraws:
     """Slowdowns of copies, from their own generator (seeded ``[seed, 1]``)."""
 
     def __init__(self, tables: Tables, wl: Workload, cfg: ClusterConfig, seed: int,
-                 clairvoyant: bool) -> None:
+                 clairvoyant: bool, told: str = "draw") -> None:
+        """``told``: what a clairvoyant policy learns of a copy's slowdown: its very draw
+        (``draw``) or the median of the pool it is drawn from (``median``)."""
         n = len(tables.t_base)
         self._rng = np.random.default_rng([seed, 1])
         self._factor_pool = tables.t_factor if n else np.ones(1)
@@ -31,8 +35,10 @@ class CopyDraws:
         self._pools = None if pools is None else (
             pools.values, pools.start[tables.perm], pools.size[tables.perm])
         self.known: np.ndarray | None = None
+        self.told: np.ndarray | None = None  # what a clairvoyant policy is told (``told``)
         if clairvoyant:
             self.known = self.factors(np.arange(n))
+            self.told = self.known if told == "draw" else self._pool_medians(n)
 
     def factors(self, tasks: np.ndarray) -> np.ndarray:
         """Slowdowns of copies of ``tasks``: drawn ahead for a clairvoyant policy, else a draw
@@ -45,15 +51,25 @@ class CopyDraws:
         values, start, size = self._pools
         return values[start[tasks] + self._rng.integers(0, size[tasks])]
 
+    def _pool_medians(self, n: int) -> np.ndarray:
+        """Per task, the median slowdown of the pool its copy is drawn from."""
+        if self._pools is None:
+            return np.full(n, float(np.median(self._factor_pool)))
+        values, start, size = self._pools
+        pools, task_pool = np.unique(np.stack([start, size]), axis=1, return_inverse=True)
+        medians = np.array([np.median(values[s:s + z]) for s, z in pools.T.tolist()])
+        return medians[task_pool.ravel()]
 
-def truth(tables: Tables, known: np.ndarray, startup: float, end: np.ndarray, t: float,
+
+def truth(tables: Tables, told: np.ndarray, startup: float, end: np.ndarray, t: float,
           j: int, snapshot: Snapshot) -> Truth:
     """The ground truth of job ``j``'s snapshot: ``end`` holds the true end of each running
     attempt listed first in it (as ``hedge.sim.am`` builds snapshots); a waiting one's is
-    unknown (inf). A copy of a task would take its work times ``known`` plus ``startup``."""
+    unknown (inf). A copy of a task would take its work times ``told`` (its slowdown, or
+    the median of its pool: ``CopyDraws.told``) plus ``startup``."""
     off = int(tables.j_off[j])
     n = int(tables.j_nmaps[j] + tables.j_nred[j])
     remaining = np.full(len(snapshot.attempts), np.inf)
     remaining[:len(end)] = end - t
-    work = tables.t_base[off:off + n] * known[off:off + n]
+    work = tables.t_base[off:off + n] * told[off:off + n]
     return Truth(remaining=remaining, copy_time=work + startup)

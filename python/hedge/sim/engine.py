@@ -149,6 +149,7 @@ class Simulator:
         self._idempotent = bool(probe.scan_idempotent) and gates
         self._copies_only = bool(probe.copies_only) and gates
         self._clairvoyant = bool(probe.clairvoyant)
+        self._told = probe.copy_told
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -174,7 +175,7 @@ class Simulator:
         self._arrived = 0
         self._arrival_grid = np.ceil(tb.j_arrival / cfg.tick - EPS) * cfg.tick + 0.0
         compiled = self.compiled
-        draws = CopyDraws(tb, wl, cfg, self.seed, self._clairvoyant)
+        draws = CopyDraws(tb, wl, cfg, self.seed, self._clairvoyant, self._told)
         self.slots = Slots(cfg, self.speed, tb, draws, self.latency, self._kfp,
                            track_running=self._gate is not None or self._copies_only,
                            blacklisting=bl is not None)
