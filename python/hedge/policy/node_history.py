@@ -85,12 +85,12 @@ def _finished(prev: dict[str, np.ndarray], a) -> np.ndarray:
     """Rows of ``prev`` (running attempts at the last scan) taken as finished tasks'
     winners: attempts gone together with their task (the task finished), the one with the
     most progress per task (the first such row on a tie), in row order."""
-    gone = ~_member(prev["aid"], a.attempt)
+    gone = ~member(prev["aid"], a.attempt)
     if not gone.any():
         return np.empty(0, dtype=np.int64)
     # a task still in the table keeps its attempts there, so a gone task's attempts are
     # all gone: the winners among the gone rows are the winners among all rows
-    gone &= ~_member(prev["task"], a.task)
+    gone &= ~member(prev["task"], a.task)
     rows = np.flatnonzero(gone)
     task = prev["task"][rows]
     order = np.lexsort((-prev["progress"][rows], task))
@@ -99,7 +99,7 @@ def _finished(prev: dict[str, np.ndarray], a) -> np.ndarray:
     return np.sort(rows[order[first]])
 
 
-def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+def member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """``np.isin(values, pool)`` for integers by a sorted search (``np.isin`` costs ~0.1 ms
     of set-up per call, and this runs at nearly every scan of a job)."""
     if len(pool) == 0:

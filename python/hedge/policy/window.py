@@ -71,7 +71,7 @@ from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
-from hedge.policy.node_history import NodeHistory, attempt_local
+from hedge.policy.node_history import NodeHistory, attempt_local, member
 
 
 def _tail_types(snap: Snapshot) -> list[int]:
@@ -310,27 +310,32 @@ class WindowPolicy(Policy):
                 flagged |= cand & of_type & (etd >= factor * values.mean())
         return flagged
 
-    def _stragglers(self, snap: Snapshot, typical: np.ndarray, flagged: np.ndarray,
+    def _candidates(self, snap: Snapshot, typical: np.ndarray,
                     task_end: np.ndarray) -> np.ndarray:
-        """Rows of running original attempts to copy, most critical first (step 1)."""
+        """Mask of the running original attempts step 1 may copy if flagged: of an eligible
+        type, the task's only live attempt and not copied (or, at the wave's tail, its one
+        copy also late), and the task's end further away than a copy's expected run time."""
         a = snap.attempts
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         attempts_per_task = np.bincount(a.task[live], minlength=int(a.task.max(initial=0)) + 1)
         single = attempts_per_task[a.task] == 1
-        copied = np.isin(a.task, np.fromiter(self._copied, np.int64, len(self._copied)))
-        types = np.isin(a.task_type, self._eligible_types(snap))
+        copied = member(a.task, np.fromiter(self._copied, np.int64, len(self._copied)))
+        types = _of_types(a.task_type, self._eligible_types(snap))
         first = single & ~copied
         if self.tail_recopy:
             # at the wave's tail a task whose one copy also runs late may get a second
-            recopied = np.isin(a.task, np.fromiter(self._recopied, np.int64,
-                                                    len(self._recopied)))
-            tail = np.isin(a.task_type, _tail_types(snap))
+            recopied = member(a.task, np.fromiter(self._recopied, np.int64,
+                                                  len(self._recopied)))
+            tail = _of_types(a.task_type, _tail_types(snap))
             first |= tail & copied & ~recopied & (attempts_per_task[a.task] == 2)
-        cand = flagged & a.running & ~a.speculative & first & types
-        remaining = task_end - snap.now
-        cand &= remaining > typical[a.task_type.astype(np.int64)]
+        cand = a.running & ~a.speculative & first & types
+        return cand & (task_end - snap.now > typical[a.task_type.astype(np.int64)])
+
+    @staticmethod
+    def _stragglers(snap: Snapshot, cand: np.ndarray, task_end: np.ndarray) -> np.ndarray:
+        """Rows of the candidates ``cand`` (flagged ones), most critical first (step 1)."""
         rows = np.flatnonzero(cand)
-        return rows[np.argsort(-remaining[rows], kind="stable")]
+        return rows[np.argsort(-(task_end[rows] - snap.now), kind="stable")]
 
     @staticmethod
     def _task_end(snap: Snapshot, ect: np.ndarray) -> np.ndarray:
@@ -348,10 +353,13 @@ class WindowPolicy(Policy):
     def _plan(self, snap: Snapshot, w: float, typical: np.ndarray,
               local: np.ndarray) -> np.ndarray:
         a, c = snap.attempts, snap.cluster
-        flagged = self._flag(snap)
         ect = estimate_ect(self.estimator, a, snap.now)
         task_end = self._task_end(snap, ect)
-        rows = self._stragglers(snap, typical, flagged, task_end)
+        cand = self._candidates(snap, typical, task_end)
+        if not cand.any():  # most plans: no detection needed (it has no side effect)
+            return np.empty(0, dtype=_PENDING)
+        flagged = self._flag(snap)
+        rows = self._stragglers(snap, flagged & cand, task_end)
         if len(rows) == 0:
             return np.empty(0, dtype=_PENDING)
         v = self._predict_slots(snap, w, ect)
@@ -511,6 +519,13 @@ def _slots(node: np.ndarray, start: np.ndarray, trigger: np.ndarray | int,
     out["task"], out["node"], out["start"] = -1, node, start
     out["trigger"], out["slot"] = trigger, slot
     return out
+
+
+def _of_types(task_type: np.ndarray, types: list[int]) -> np.ndarray:
+    """Per attempt: its task type is one of ``types`` (MAP / REDUCE)."""
+    wanted = np.zeros(2, dtype=bool)
+    wanted[types] = True
+    return wanted[task_type]
 
 
 def _mean_or(values: np.ndarray, default: float) -> float:
