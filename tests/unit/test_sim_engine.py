@@ -87,6 +87,41 @@ class _Recorder(Policy):
         return Actions()
 
 
+@register
+class _CopyAndRecordFinished(_CopySlowest):
+    """Test policy: copies as test-copy-running, reading ``JobFacts.finished``."""
+
+    name = "test-copy-finished"
+    reads_finished = True
+
+    def decide(self, snapshot: Snapshot) -> Actions:
+        _SEEN.append(snapshot)
+        return super().decide(snapshot)
+
+
+def test_finished_facts_are_each_completed_tasks_winning_attempt():
+    _SEEN.clear()
+    wl = one_job([9, 2, 3, 8, 2, 2])
+    r = simulate(wl, "test-copy-finished", ClusterConfig(nodes=3, slots=2, heterogeneity=2,
+                                                         startup=1.0), seed=4)
+    a = r.attempts
+    won = a.outcome != KILLED
+    assert (a.outcome == WON).any()  # some copy or original won a race
+    last = _SEEN[-1]
+    f = last.job.finished
+    assert len(f) == len(np.concatenate([last.job.completed_map_runtimes,
+                                         last.job.completed_reduce_runtimes])) > 0
+    for task, node, start, end in zip(f.task, f.node, f.start, f.end, strict=True):
+        row = np.flatnonzero(won & (a.task == task))
+        assert len(row) == 1
+        assert (a.node[row[0]], a.start[row[0]], a.end[row[0]]) == (node, start, end)
+        assert end <= last.now
+    # a policy that does not read them gets none
+    _SEEN.clear()
+    simulate(wl, "test-recorder", ClusterConfig(nodes=3, slots=2), seed=4)
+    assert all(len(s.job.finished) == 0 for s in _SEEN)
+
+
 def test_two_nodes_three_tasks_fifo_exact():
     r = simulate(one_job([4, 2, 3]), "none", ClusterConfig(nodes=2, slots=1, **EXACT))
     assert r.job_time.tolist() == [5.0]

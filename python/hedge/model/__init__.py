@@ -7,6 +7,7 @@ from hedge.model.snapshot import (
     AttemptState,
     AttemptTable,
     ClusterFacts,
+    FinishedAttempts,
     JobFacts,
     Snapshot,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "AttemptState",
     "AttemptTable",
     "ClusterFacts",
+    "FinishedAttempts",
     "JobFacts",
     "Snapshot",
 ]

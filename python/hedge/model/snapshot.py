@@ -162,6 +162,29 @@ class AttemptTable:
 
 
 @dataclass
+class FinishedAttempts:
+    """The job's completed tasks as the AM knows them from each task's winning attempt: its
+    task index, node, start and end (seconds) and the task's input bytes (NaN: unknown), one
+    row per task, in no set order. On YARN the AM learns each from the attempt's final
+    status (the shim sends an ended attempt's start and end; its node and input size are
+    its last row's)."""
+
+    task: np.ndarray
+    node: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    input_bytes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.task)
+
+    @classmethod
+    def empty(cls) -> FinishedAttempts:
+        return cls(task=np.empty(0, dtype=np.int64), node=np.empty(0, dtype=np.int64),
+                   start=np.empty(0), end=np.empty(0), input_bytes=np.empty(0))
+
+
+@dataclass
 class JobFacts:
     """Facts about the job as a whole."""
 
@@ -179,6 +202,9 @@ class JobFacts:
     # empty (0 columns) when unknown. An attempt is data-local iff its node is in its row.
     # Used by the window policy's copy model (a remote copy pays input_bytes / bandwidth).
     input_nodes: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int64))
+    # the completed tasks' winning attempts (node, start, end): filled by the control plane,
+    # and by the simulator for a policy that sets ``Policy.reads_finished`` (else empty)
+    finished: FinishedAttempts = field(default_factory=FinishedAttempts.empty)
 
     def completed_runtimes(self, task_type: int) -> np.ndarray:
         return self.completed_map_runtimes if task_type == MAP else self.completed_reduce_runtimes

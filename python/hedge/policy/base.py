@@ -88,6 +88,10 @@ class Policy(abc.ABC):
     # what a copy would take). A reference that bounds what any policy can gain; no AM can
     # provide it, so such a policy must also set ``live_am_supported = False``.
     clairvoyant: ClassVar[bool] = False
+    # True: ``decide`` reads ``snapshot.job.finished`` (each completed task's winning attempt:
+    # node, start, end). The control plane always fills it; the simulator only for such a
+    # policy (building it costs every scan).
+    reads_finished: ClassVar[bool] = False
     # What a clairvoyant policy is told of a copy's time (``Truth.copy_time``): "draw", the
     # very slowdown the simulator will give that copy, or "median", the median of the pool
     # it is drawn from (a reference that knows the distribution, not the draw)

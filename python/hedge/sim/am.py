@@ -25,9 +25,17 @@ import math
 
 import numpy as np
 
-from hedge.model import Actions, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.model import (
+    Actions,
+    AttemptState,
+    AttemptTable,
+    ClusterFacts,
+    FinishedAttempts,
+    JobFacts,
+    Snapshot,
+)
 from hedge.model.batch import SlotView
-from hedge.policy import create
+from hedge.policy import create, policy_class
 from hedge.sim import kernels
 from hedge.sim.actuation import Actuator
 from hedge.sim.cluster import ClusterConfig
@@ -67,6 +75,7 @@ class AppMasters:
         self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
         self.copies_only = copies_only and actuator.speculation.enforce_caps
         self.policies: dict[int, object] = {}
+        self.reads_finished = policy_class(policy).reads_finished  # JobFacts.finished
         self.shared: dict[str, object] = {}  # what the jobs' policies learn from each other
         self.scans = 0
         self._due_mask = np.zeros(len(tables.j_off) + 1, dtype=bool)  # index job + 1
@@ -371,6 +380,15 @@ class AppMasters:
             slot_free_at=free_at,
         )
 
+    def _finished(self, off: int, n: int) -> FinishedAttempts:
+        """The completed tasks of the job whose tasks are ``off .. off + n - 1``, in task
+        order: each one's winning attempt (node, start, end) and input bytes."""
+        tb = self.tb
+        task = off + np.flatnonzero(tb.t_done[off:off + n])
+        aid = tb.t_winner[task]
+        return FinishedAttempts(task=task - off, node=tb.a_node[aid], start=tb.a_start[aid],
+                                end=tb.t_finish[task], input_bytes=tb.t_input[task])
+
     def _snapshot(self, t: float, j: int, rows: np.ndarray, view: dict, cluster: ClusterFacts,
                   ) -> Snapshot:
         """Job ``j``'s snapshot: its running attempts (these slots' rows), then its waiting
@@ -427,4 +445,6 @@ class AppMasters:
         )
         if tb.input_nodes is not None:
             facts.input_nodes = tb.input_nodes[off:off + nm + int(tb.j_nred[j])]
+        if self.reads_finished:
+            facts.finished = self._finished(off, nm + int(tb.j_nred[j]))
         return Snapshot(now=t, job=facts, attempts=attempts, cluster=cluster)

@@ -319,6 +319,7 @@ class Simulator:
             uniq, win_rows, win_end = task[first], rows[first], ends[first]
         else:
             uniq, win_rows, win_end = live.task[rows], rows, ends
+        tb.t_winner[uniq] = live.aid[win_rows]
         if self.compiled:
             self._complete_compiled(t, uniq, win_rows, win_end)
             return

@@ -90,6 +90,7 @@ class Tables:
         self.t_done = np.zeros(n + 1, dtype=bool)
         self.t_finish = np.full(n, np.nan)
         self.t_runtime = np.full(n, np.nan)
+        self.t_winner = np.full(n, -1, dtype=np.int64)  # the attempt that completed it
         self.t_detected = np.zeros(n, dtype=bool)
         self.t_launched = np.zeros(n, dtype=np.int64)
         # live (running or queued) and running attempts per task, for scan gates
