@@ -158,6 +158,22 @@ def test_ended_attempts_count_copies_won_and_lost_and_wasted_time() -> None:
     assert s.snapshot(straggler_request()).attempts.attempt.tolist() == [0, 2, 4]
 
 
+def test_succeeded_attempts_become_the_jobs_finished_facts() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_9", "window", {})
+    s.decide(straggler_request())
+    # key 2 (task 1 on node 1) succeeded at 58 s; key 4 (task 2) was killed; key 9 was
+    # never in a row (no node known): only key 2 is a finished fact, with its row's node
+    s.decide(delta_request(progress=0.3, removed=[2, 4, 9], removed_state=[2, 3, 2],
+                           removed_start=[0.0, 0.0, 50.0], removed_end=[58.0, 58.0, 61.0]))
+    f = s.snapshot(delta_request(progress=0.3, removed=[])).job.finished
+    assert (f.task.tolist(), f.node.tolist(), f.start.tolist(), f.end.tolist()) == (
+        [1], [1], [0.0], [58.0])
+    with pytest.raises(HedgeError, match=r"ended attempt 0: end 3\.0 is before its start"):
+        s.decide(delta_request(progress=0.3, removed=[0], removed_state=[2],
+                               removed_start=[5.0], removed_end=[3.0]))
+
+
 def delta_request(progress: float, removed: list[int], **ended) -> wire.ScanRequest:  # noqa: ANN003
     a = AttemptTable(
         task=[3], attempt=[6], task_type=[0], state=[1], node=[1], start=[0.0],

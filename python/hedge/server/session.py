@@ -37,7 +37,7 @@ from hedge.policy.limits import SpeculationSettings, limit
 # server's other modules
 from hedge.policy.params import policy_family, policy_params, split_settings  # noqa: F401
 from hedge.server.outcomes import Outcomes, outcomes_of
-from hedge.server.table import GrowingArray, LiveAttempts
+from hedge.server.table import FinishedLog, GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
 
 _NO_CLUSTER = ClusterFacts(total_slots=0, free_slots=0)
@@ -170,6 +170,7 @@ class Session:
     table: LiveAttempts | None = None
     done_maps: GrowingArray = field(default_factory=GrowingArray)
     done_reduces: GrowingArray = field(default_factory=GrowingArray)
+    finished: FinishedLog = field(default_factory=FinishedLog)  # JobFacts.finished
     checked: _Checked | None = None
     last_seen: float = field(default_factory=time.monotonic)
     scans: int = 0
@@ -233,6 +234,7 @@ class Session:
             n_reduces=request.n_reduces, deadline=request.deadline,
             completed_map_runtimes=self.done_maps.view(),
             completed_reduce_runtimes=self.done_reduces.view(),
+            finished=self.finished.facts(),
         )
         cluster = self.cluster(self.nodes, request.total_slots, request.free_slots)
         return Snapshot(now=request.now, job=job, attempts=self.table.table(), cluster=cluster)
@@ -271,9 +273,30 @@ class Session:
             if len(request.removed):
                 self.outcomes += outcomes_of(request.removed_state, request.removed_speculative,
                                              request.removed_start, request.removed_end)
+                self._record_finished(request)
                 self.table.remove(request.removed[request.removed < self.table.key_space])
         self.done_maps.extend(request.completed_map_runtimes)
         self.done_reduces.extend(request.completed_reduce_runtimes)
+
+    def _record_finished(self, request: ScanRequest) -> None:
+        """Remember the succeeded attempts among the ended ones (``JobFacts.finished``) while
+        the table still has their rows; one without a row or a known start and end (never
+        described, or a time the shim did not have) is left out."""
+        won = ((request.removed_state == _SUCCEEDED) & (request.removed < self.table.key_space)
+               & np.isfinite(request.removed_start) & np.isfinite(request.removed_end))
+        if not won.any():
+            return
+        back = won & (request.removed_end < request.removed_start)
+        if back.any():
+            i = int(np.flatnonzero(back)[0])
+            raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: end "
+                             f"{float(request.removed_end[i])!r} is before its start "
+                             f"{float(request.removed_start[i])!r} (timestamps must not go "
+                             "backwards)")
+        rows = self.table.row_of[request.removed[won]]
+        known = rows >= 0
+        self.finished.record(rows[known], self.table, request.removed_start[won][known],
+                             request.removed_end[won][known])
 
     def _validate(self, a: AttemptTable, request: ScanRequest) -> None:
         """Field checks of the rows ``a`` and of this scan's new completed run times.

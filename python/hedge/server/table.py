@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hedge.model import AttemptTable
+from hedge.model import AttemptTable, FinishedAttempts
 from hedge.model.snapshot import strictly_increasing
 
 # the model's dtype of every AttemptTable column (the table stores them converted once)
@@ -65,6 +65,38 @@ class GrowingArray:
         if self._view is None:
             self._view = _readonly(self._data[:self.n])
         return self._view
+
+
+class FinishedLog:
+    """The job's completed tasks' winning attempts, as they end (``JobFacts.finished``):
+    the start and end the shim sends for an ended attempt, the node, task and input bytes of
+    its last row. Kept across full snapshots (they carry no ended attempts)."""
+
+    def __init__(self) -> None:
+        self._columns = {name: GrowingArray() for name in ("task", "node", "start", "end",
+                                                           "input_bytes")}
+        self._facts: FinishedAttempts | None = None
+
+    def record(self, rows: np.ndarray, table: LiveAttempts, start: np.ndarray,
+               end: np.ndarray) -> None:
+        """The attempts in ``table``'s rows ``rows`` succeeded, started and ended at these
+        times (before the table drops them)."""
+        if len(rows) == 0:
+            return
+        self._facts = None
+        values = {"start": start, "end": end}
+        for name in ("task", "node", "input_bytes"):
+            values[name] = table.columns[name][rows].astype(np.float64)
+        for name, column in self._columns.items():
+            column.extend(values[name])
+
+    def facts(self) -> FinishedAttempts:
+        if self._facts is None:
+            c = {name: column.view() for name, column in self._columns.items()}
+            self._facts = FinishedAttempts(
+                task=c["task"].astype(np.int64), node=c["node"].astype(np.int64),
+                start=c["start"], end=c["end"], input_bytes=c["input_bytes"])
+        return self._facts
 
 
 class LiveAttempts:
