@@ -6,7 +6,18 @@ import numpy as np
 import pytest
 
 from hedge.errors import HedgeError
-from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
+from hedge.estimate import estimate_ect
+from hedge.model import (
+    MAP,
+    REDUCE,
+    AttemptState,
+    AttemptTable,
+    ClusterFacts,
+    FinishedAttempts,
+    JobFacts,
+    Snapshot,
+)
+from hedge.policy.node_history import NodeHistory
 from hedge.policy.window import HeteAwarePolicy, WindowPolicy
 
 R, W = AttemptState.RUNNING, AttemptState.WAITING
@@ -134,7 +145,8 @@ def test_with_nothing_reserved_the_next_scan_is_the_next_window():
     # completed 10 and 12 s: w = 0.2 x 10 = 2 s; no slot frees within it
     out = WindowPolicy().decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 30]))
     assert len(out.speculate_task) == 0 and out.reserve_slots == 0
-    assert out.next_scan_in == pytest.approx(2.0) and out.wake_on_completion
+    # and completions do not wake it: the node history reads the completed attempts
+    assert out.next_scan_in == pytest.approx(2.0) and not out.wake_on_completion
     # with a reservation pending the job is scanned at the default period
     held = WindowPolicy(slots="cluster").decide(
         snapshot(10.0, RUNNING, FREE_AT, node_speed=[1, 0.5, 1]))
@@ -160,13 +172,39 @@ def test_copy_risk_can_rule_out_a_copy():
     assert WindowPolicy(slots="cluster", risk_adjust=False).decide(snap).reserve_slots == 1
 
 
-def test_learns_the_slot_reference_task_from_attempts_that_finish():
-    policy = WindowPolicy()
-    policy.decide(snapshot(10.0, RUNNING, [15, 30, 20, 30, 100, 30]))  # nothing in window
-    # at 13 task 4 (node 0, started at 5) is gone: it finished in about 8 s on node 0
-    policy.decide(snapshot(13.0, RUNNING[:2], [13, 30, 20, 30, 100, 30]))
-    assert policy._history.runtime[MAP, 0] == pytest.approx(8.0)
-    assert np.isnan(policy._history.runtime[MAP, 1])
+def test_node_history_keeps_each_nodes_latest_non_straggling_completion():
+    # node 0: task 0 took 8 s (ended 13), task 1 took 9 s (ended 20, the latest: kept);
+    # node 1: task 2 took 30 s (> 1.2 x the typical 10 s: a straggler, not kept);
+    # the reduce (task 3) took 4 s on node 0, which holds its input
+    finished = FinishedAttempts(task=np.array([1, 0, 2, 3]), node=np.array([0, 0, 1, 0]),
+                                start=np.array([11.0, 5.0, 0.0, 0.0]),
+                                end=np.array([20.0, 13.0, 30.0, 4.0]),
+                                input_bytes=np.array([1.0, 2.0, 3.0, 4.0]))
+    job = JobFacts(job_id="j", start=0.0, n_maps=3, n_reduces=1, finished=finished,
+                   input_nodes=np.array([[0], [1], [1], [0]]))
+    h = NodeHistory.of(job, typical=np.array([10.0, 5.0]), factor=1.2, n_nodes=3)
+    assert (h.runtime[MAP, 0], h.input_bytes[MAP, 0], h.local[MAP, 0]) == (9.0, 1.0, False)
+    assert np.isnan(h.runtime[MAP, 1:]).all()
+    assert (h.runtime[REDUCE, 0], h.local[REDUCE, 0]) == (4.0, True)
+    # two ending at once on one node: the higher task index is the latest written
+    finished.end[1] = 20.0
+    assert NodeHistory.of(job, np.array([10.0, 5.0]), 1.2, 3).runtime[MAP, 0] == 9.0
+
+
+def test_the_slot_reference_task_is_the_completed_attempt_not_when_a_scan_saw_it():
+    # task 4 ran on node 0 from 5 to 12.5 (7.5 s); the scan is at 13 and node 0 runs
+    # nothing of the job, so its reference is that attempt's true run time
+    snap = snapshot(13.0, RUNNING[:2], [13, 30, 20, 30, 100, 30])
+    snap.job.finished = FinishedAttempts(task=np.array([4]), node=np.array([0]),
+                                         start=np.array([5.0]), end=np.array([12.5]),
+                                         input_bytes=np.array([1e8]))
+    typical = np.array([11.0, 11.0])
+    a = snap.attempts
+    history = NodeHistory.of(snap.job, typical, 1.2, 3)
+    runtime, _, _ = WindowPolicy()._node_reference(
+        snap, MAP, np.zeros(len(a), bool), estimate_ect("rate", a, snap.now), typical,
+        np.zeros(len(a), bool), history)
+    assert runtime[0] == pytest.approx(7.5)
 
 
 def test_hete_aware_waits_until_all_normal_tasks_are_launched():

@@ -26,8 +26,9 @@ w must stay below the mean task duration). At the start of each window:
 
 Scans: the policy decides only at window starts and while a reservation waits for its
 slot. Before the job's first completion it sleeps until one (``wake_on_completion``); with
-nothing reserved it asks for its next scan at the window's end and is also woken by each
-completion (so the node history below still sees every finish when it happens).
+nothing reserved it asks for its next scan at the window's end. Between scans nothing is
+missed: the node history below is read from the job's completed attempts with their true
+end times (``JobFacts.finished``), not from what changed between two scans.
 
 A copy's expected run time is the copy model's t_Ci (from a non-straggling T_h) times the
 job's observed straggling ``E[f]`` = mean / mean of non-straggling completed run times of
@@ -48,7 +49,7 @@ left such tasks stuck at the end of the job; a second copy is what hadoop's and 
 energy by 3-16 %; it was then reported on seeds never used for tuning.
 
 The copy model needs, per node, the latest non-straggling task T_h of this job that ran
-there: :mod:`hedge.policy.node_history` learns it from what the AM sees.
+there: :mod:`hedge.policy.node_history` reads it from the job's completed attempts.
 
 ``hete-aware`` uses steps 1-3 (no rescheduling) but only for a task type once all its
 normal tasks are launched (no original attempt of that type is WAITING), as Hadoop copies
@@ -100,6 +101,7 @@ class WindowPolicy(Policy):
     """
 
     name = "window"
+    reads_finished = True  # the node history (JobFacts.finished)
     reschedule = True
     recopy = True  # default of ``tail_recopy``
 
@@ -158,7 +160,6 @@ class WindowPolicy(Policy):
         self._copied: set[int] = set()
         self._recopied: set[int] = set()  # tasks given their second (tail) copy
         self._pending = np.empty(0, dtype=_PENDING)
-        self._history = NodeHistory()
 
     # ---------------------------------------------------------------- the scan
     def decide(self, snapshot: Snapshot) -> Actions:
@@ -168,20 +169,16 @@ class WindowPolicy(Policy):
         if len(done) == 0:
             # nothing to learn from yet: sleep until a task completes (as Hadoop does)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
-        typical = np.array([_mean_or(job.completed_map_runtimes, done.mean()),
-                            _mean_or(job.completed_reduce_runtimes, done.mean())])
-        local = attempt_local(snapshot)
-        self._history.update(snapshot, local, typical, self.straggler_factor)
         if snapshot.now >= self._window_end:
+            typical = np.array([_mean_or(job.completed_map_runtimes, done.mean()),
+                                _mean_or(job.completed_reduce_runtimes, done.mean())])
             w = self._window_length(done)
             self._window_end = snapshot.now + w
-            self._pending = self._plan(snapshot, w, typical, local)
+            self._pending = self._plan(snapshot, w, typical)
         actions = self._launch_ready(snapshot)
         if len(self._pending) == 0:
-            # nothing reserved: the next decision is the next window's plan; completions
-            # wake the job so the node history sees every finished task at its end
+            # nothing reserved: the next decision is the next window's plan
             actions.next_scan_in = max(self._window_end - snapshot.now, 0.0)
-            actions.wake_on_completion = True
         return actions
 
     def _window_length(self, done: np.ndarray) -> float:
@@ -350,8 +347,7 @@ class WindowPolicy(Policy):
         blind[a.task[a.running & ~np.isfinite(ect)]] = True
         return np.where(np.isfinite(best[a.task]) & ~blind[a.task], best[a.task], np.nan)
 
-    def _plan(self, snap: Snapshot, w: float, typical: np.ndarray,
-              local: np.ndarray) -> np.ndarray:
+    def _plan(self, snap: Snapshot, w: float, typical: np.ndarray) -> np.ndarray:
         a, c = snap.attempts, snap.cluster
         ect = estimate_ect(self.estimator, a, snap.now)
         task_end = self._task_end(snap, ect)
@@ -369,6 +365,8 @@ class WindowPolicy(Policy):
             busy = np.bincount(c.slot_node[c.slot_free_at > snap.now], minlength=n_nodes)
         else:
             busy = np.bincount(a.node[a.running & (a.node >= 0)], minlength=n_nodes)
+        local = attempt_local(snap)
+        history = NodeHistory.of(snap.job, typical, self.straggler_factor, n_nodes)
         plan = []
         free = np.ones(len(v), dtype=bool)
         for ttype in np.unique(a.task_type[rows]):
@@ -376,7 +374,8 @@ class WindowPolicy(Policy):
             cols = np.flatnonzero(free)
             if len(cols) == 0:
                 break
-            ref = self._node_reference(snap, int(ttype), flagged, ect, typical, local, n_nodes)
+            ref = self._node_reference(snap, int(ttype), flagged, ect, typical, local,
+                                       history)
             if self.risk_adjust:
                 ref = (ref[0] * self._copy_risk(snap, int(ttype)), *ref[1:])
             problem = self._problem(snap, mine, v[cols], task_end, ref, busy)
@@ -405,7 +404,7 @@ class WindowPolicy(Policy):
 
     def _node_reference(self, snap: Snapshot, ttype: int, flagged: np.ndarray,
                         ect: np.ndarray, typical: np.ndarray, local: np.ndarray,
-                        n_nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        history: NodeHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node, the reference task T_h of the copy model: (t_Th, T_h local, D_Th / B).
 
         In order of preference: the latest non-straggling completed attempt of this job and
@@ -413,6 +412,7 @@ class WindowPolicy(Policy):
         (ECT - start) of the job's running, unflagged originals of the type on the node,
         once they report ``min_progress``; else the mean completed run time / node speed."""
         a, c = snap.attempts, snap.cluster
+        n_nodes = history.runtime.shape[1]
         speed = np.ones(n_nodes)
         if len(c.node_speed) >= n_nodes:
             speed = np.where(c.node_speed[:n_nodes] > 0, c.node_speed[:n_nodes], 1.0)
@@ -432,15 +432,11 @@ class WindowPolicy(Policy):
             runtime = np.where(seen, etd / np.maximum(count, 1), runtime)
             last_local = np.where(seen, n_local * 2 >= count, last_local)
             saving = np.where(seen, nbytes / np.maximum(count, 1) / self.bandwidth, saving)
-        h = self._history
-        if h.runtime.shape[1]:
-            m = min(n_nodes, h.runtime.shape[1])
-            known = np.zeros(n_nodes, dtype=bool)
-            known[:m] = np.isfinite(h.runtime[ttype, :m])
-            runtime[:m] = np.where(known[:m], h.runtime[ttype, :m], runtime[:m])
-            last_local[:m] = np.where(known[:m], h.local[ttype, :m], last_local[:m])
-            saving[:m] = np.where(known[:m], np.nan_to_num(h.input_bytes[ttype, :m])
-                                  / self.bandwidth, saving[:m])
+        known = np.isfinite(history.runtime[ttype])
+        runtime = np.where(known, history.runtime[ttype], runtime)
+        last_local = np.where(known, history.local[ttype], last_local)
+        saving = np.where(known, np.nan_to_num(history.input_bytes[ttype]) / self.bandwidth,
+                          saving)
         return runtime, last_local, saving
 
     def _problem(self, snap: Snapshot, rows: np.ndarray, v: np.ndarray, ect: np.ndarray,
