@@ -4,6 +4,7 @@ hand-built cases; the target check; the study cells the rules were changed for."
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -17,7 +18,10 @@ from hedge.detect.fresh import (
     Z_RATE_LAST,
     duration_belief,
     fresh_rate_rule,
+    fresh_rate_verdict,
     fresh_score_rule,
+    fresh_score_verdict,
+    quiet_until,
     sequential_flags,
 )
 from hedge.detect.rules import ratio_rule, score_rule
@@ -265,3 +269,45 @@ def test_study_cells_the_fresh_rules_were_changed_for() -> None:
     # level 1.5 gives up a few borderline stragglers for lead time (issue 19; whether a
     # cell's excess is more than chance is the sign test of tests/bench/bench_detect.py)
     assert by["fresh-rate"]["fn_mean"] <= by["rate"]["fn_mean"] + 0.02
+
+
+@pytest.mark.parametrize("verdict", (fresh_score_verdict, fresh_rate_verdict))
+def test_no_watched_task_flags_before_quiet_until(verdict) -> None:
+    """``quiet_until`` (the fresh-* scan gate's bound): on random jobs whose inputs stay,
+    the rule flags no watched task at any time from ``now`` to the bound (a fine grid),
+    and the bound is not trivially ``now``: in some jobs it lies ahead, and the rule then
+    flags within 100 s after it (the bound is not far below the truth)."""
+    rng = np.random.default_rng(0)
+    waited = flagged_later = 0
+    for _ in range(60):
+        n = int(rng.integers(2, 10))
+        start = rng.uniform(0, 20, n)
+        sent = start + rng.uniform(1, 30, n)
+        received = sent + rng.uniform(0, 2, n)
+        now = float(received.max() + rng.uniform(0, 3))
+        ect = sent + rng.uniform(0, 40, n) * rng.choice([1.0, 3.0], n, p=[0.8, 0.2])
+        ect[rng.random(n) < 0.1] = np.nan
+        known = rng.random(n) < 0.9
+        cand = known & (rng.random(n) < 0.8)
+        ect[known & ~cand] = sent[known & ~cand]
+        noise = float(rng.choice([np.nan, 0.0, 0.2]))
+        spread = rng.uniform(0, 0.3, n)
+        args = (ect, start, sent, received)
+        rest = (known, cand, noise)
+
+        def flags(t, args=args, rest=rest, spread=spread):
+            return verdict(*args, t, *rest, rate_spread=spread).flags
+
+        v = verdict(*args, now, *rest, rate_spread=spread)
+        watched = cand & v.judged & (rng.random(n) < 0.8)
+        z = Z_CONFIDENT if verdict is fresh_score_verdict else Z_RATE
+        quiet = quiet_until(v, ect, start, sent, now, watched, z, 1.0)
+        assert quiet >= now
+        if quiet > now:
+            waited += 1
+            grid = np.linspace(now, min(quiet, now + 300), 150, endpoint=False)
+            assert not any((flags(t) & watched).any() for t in grid)
+        if now < quiet < math.inf:
+            later = np.linspace(quiet, quiet + 100, 50)
+            flagged_later += any((flags(t) & watched).any() for t in later)
+    assert waited >= 10 and flagged_later >= 3, (waited, flagged_later)

@@ -154,5 +154,7 @@ def test_fresh_policy_keeps_the_inputs_of_an_unchanged_table(cls, monkeypatch) -
 
     monkeypatch.setattr(FreshPolicy, "decide", counted)
     monkeypatch.setattr(cls, "_flags", checked)
-    simulate(random_workload(1, jobs=2, stragglers=0.3), cls.name, CLUSTER, seed=0)
+    # ungated: the scan gate skips most scans of an unchanged table (test_sim_gate_audit)
+    simulate(random_workload(1, jobs=2, stragglers=0.3), cls.name, CLUSTER, seed=0,
+             gates=False)
     assert seen["kept"] > 50 and seen["new"] > 50 and seen["flagged"] > 0, seen

@@ -42,11 +42,20 @@ def _state(policy) -> dict:
 
 
 def _same_state(a: dict, b: dict) -> bool:
-    # NaN marks "not yet" in per-task times (chronos): NaN stays NaN, so equal
-    return a.keys() == b.keys() and all(
-        np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f")
-        if isinstance(a[k], np.ndarray) else a[k] == b[k]
-        for k in a)
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+
+
+def _same(a, b) -> bool:
+    # NaN marks "not yet" in per-task times (chronos) and the fresh-* kept inputs: NaN
+    # stays NaN, so equal; objects a policy keeps (fresh-*'s previous reports and kept
+    # inputs) are compared field by field
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (np.isnan(a) and np.isnan(b))
+    if hasattr(a, "__dict__") and type(a) is type(b):
+        return _same_state(vars(a), vars(b))
+    return a == b
 
 
 class Audit:
@@ -114,8 +123,10 @@ def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
     return own, caps
 
 
+# fresh-*: their golden runs take about 20-60 s each, so their audits run with the slow tests
 GATED = ["adaptive", "chronos-clone", "chronos-restart", "chronos-resume", "late", "oracle",
-         "replicate", "spark", "spark-legacy"]
+         "replicate", "spark", "spark-legacy",
+         *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
 
 @pytest.mark.parametrize("policy", GATED)
@@ -125,8 +136,9 @@ def test_gates_skip_only_scans_that_would_do_nothing(policy, monkeypatch):
     # the gate was exercised both ways (a skipped job then sleeps, so the gate sees it
     # less often: test_sim_gate_sleep audits the instants it sleeps through); replicate's
     # gate sees a job only when one of its tasks completes (29 skips in this run), a
-    # chronos-clone job sleeps until its next keep-one decision or change (6)
-    bar = {"replicate": 20, "chronos-clone": 5}.get(policy, 30)
+    # chronos-clone job sleeps until its next keep-one decision or change (6), a fresh-rate
+    # job until its next report or flag bound (27)
+    bar = {"replicate": 20, "chronos-clone": 5, "fresh-rate": 20}.get(policy, 30)
     assert own.skipped > bar and own.kept > 0
     if policy in ("late", "spark"):
         _tight_run(policy)

@@ -132,6 +132,7 @@ judged by the same sequential test (M: the mean of the central estimates).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -253,24 +254,52 @@ def fresh_rate_rule(
     ``noise``: the job's speed noise (NaN = unknown), broadcast against the batch axes;
     ``rate_spread`` as in :func:`duration_belief`.
     """
+    return fresh_rate_verdict(ect, start, sent, received, now, known, candidates, noise,
+                              factor, z, z_last, scan_interval, rate_spread).flags
+
+
+def fresh_rate_verdict(
+    ect: Array,
+    start: Array,
+    sent: Array,
+    received: Array,
+    now: float | Array,
+    known: Array,
+    candidates: Array,
+    noise: float | Array,
+    factor: float = 1.2,
+    z: float = Z_RATE,
+    z_last: float = Z_RATE_LAST,
+    scan_interval: float = SCAN_INTERVAL,
+    rate_spread: float | Array = 0.0,
+) -> Verdict:
+    """:func:`fresh_rate_rule`'s flags with the bar they were judged against."""
     belief = duration_belief(ect, start, sent, received, now, known, candidates, noise,
                              rate_spread)
-    bar, bar_sd, judged = rate_bar(belief, known, factor)
-    return sequential_flags(belief, bar, bar_sd, candidates & judged, z, z_last,
-                            scan_interval, on_loss=True)
+    bar, bar_sd, judged, weight, filled = _rate_bar(belief, known, factor)
+    flags = sequential_flags(belief, bar, bar_sd, candidates & judged, z, z_last,
+                             scan_interval, on_loss=True)
+    return Verdict(flags, bar, judged, weight, filled)
 
 
 def rate_bar(belief: DurationBelief, known: Array, factor: float = 1.2,
              ) -> tuple[Array, Array, Array]:
     """Per task: the bar ``B_i = factor S_-i / (n - factor)``, its sd, and whether it can
     be judged (it or its peers have an estimate)."""
+    bar, bar_sd, judged, _, _ = _rate_bar(belief, known, factor)
+    return bar, bar_sd, judged
+
+
+def _rate_bar(belief: DurationBelief, known: Array, factor: float,
+              ) -> tuple[Array, Array, Array, Array, Array]:
+    """:func:`rate_bar`, and the weight and durations of its sum (NaN: not summed)."""
     filled = np.where(known, _filled(belief, known), 0.0)
     n = (known & np.isfinite(filled)).sum(-1, keepdims=True)
     weight = factor / np.where(n > factor, n - factor, np.nan)
     with np.errstate(invalid="ignore"):
         bar = weight * (np.nansum(filled, -1, keepdims=True) - np.nan_to_num(filled))
     bar_sd = _bar_spread(belief, known & ~np.isnan(filled), weight)
-    return bar, bar_sd, np.isfinite(filled)
+    return bar, bar_sd, np.isfinite(filled), weight, filled
 
 
 def fresh_score_rule(
@@ -292,6 +321,27 @@ def fresh_score_rule(
     """Sequential test of the score rule on normalised progress (module docstring):
     ``H / D_i <= H / M - gap`` with ``H = horizon x M``, i.e.
     ``D_i >= M horizon / (horizon - gap)``. Arguments as in :func:`fresh_rate_rule`."""
+    return fresh_score_verdict(ect, start, sent, received, now, known, candidates, noise,
+                               gap, horizon, z, z_last, scan_interval, rate_spread).flags
+
+
+def fresh_score_verdict(
+    ect: Array,
+    start: Array,
+    sent: Array,
+    received: Array,
+    now: float | Array,
+    known: Array,
+    candidates: Array,
+    noise: float | Array,
+    gap: float = 0.2,
+    horizon: float = 1.2,
+    z: float = Z_CONFIDENT,
+    z_last: float = Z_LAST,
+    scan_interval: float = SCAN_INTERVAL,
+    rate_spread: float | Array = 0.0,
+) -> Verdict:
+    """:func:`fresh_score_rule`'s flags with the bar they were judged against."""
     belief = duration_belief(ect, start, sent, received, now, known, candidates, noise,
                              rate_spread)
     filled = _filled(belief, known)
@@ -302,5 +352,65 @@ def fresh_score_rule(
     with np.errstate(invalid="ignore", divide="ignore"):
         weight = ratio / np.where(n > 0, n, np.nan)
     bar_sd = _bar_spread(belief, usable, weight)
-    return sequential_flags(belief, ratio * mean, bar_sd, candidates & usable, z, z_last,
-                            scan_interval)
+    bar = ratio * mean
+    flags = sequential_flags(belief, bar, bar_sd, candidates & usable, z, z_last,
+                             scan_interval)
+    return Verdict(flags, bar, usable, weight, filled)
+
+
+@dataclass
+class Verdict:
+    """A fresh rule's flags at one scan, with what :func:`quiet_until` needs: the bar
+    (``B_i``, or one per row), which tasks it judged, and the bar's weight and the
+    durations it sums (those of judged tasks), whose size bounds the bar's rounding."""
+
+    flags: Array
+    bar: Array
+    judged: Array
+    weight: Array
+    summed: Array
+
+
+# relative and absolute slack of quiet_until (rounding of the bar's sums, of t - s_i)
+_QUIET_REL, _QUIET_ABS = 1e-9, 1e-6
+
+
+def quiet_until(verdict: Verdict, ect: Array, start: Array, sent: Array, now: float,
+                watched: Array, z: float, scan_interval: float) -> float:
+    """The earliest time at or after ``now`` at which the rule could flag a ``watched``
+    task of one job (1-D arrays) were its inputs other than ``now`` to stay as they are
+    (no report received, no attempt started or ended): inf if never, ``now`` when no
+    bound holds.
+
+    Why it holds. A flag needs ``low_i >= B_i`` or ``t - s_i + scan_interval >= B_i``
+    (the last chance). ``low_i`` is at most ``max(central_i, certain_i)`` (z >= 0),
+    which is at most ``max(ECT_i - s_i, st_i - s_i, t - s_i)`` (the report delay is >= 0).
+    And ``B_i`` never falls as ``t`` grows: every central estimate and certain bound is a
+    non-decreasing function of ``t`` (so is their filled mean), the sets of known and
+    judged tasks do not move with ``t``, and rounding is monotone, but for fresh-rate's
+    ``S - D_i`` (the others' sum as a difference), whose rounding the slack covers by
+    orders of magnitude (about 1e-14 of the sums up to the bound). So with
+    ``A_i = max(ECT_i, st_i) - s_i`` below the bar at ``now``, task i cannot flag before
+    ``t - s_i + scan_interval`` reaches that bar.
+    """
+    rows = np.flatnonzero(watched)
+    if not len(rows):
+        return math.inf
+    if not (z >= 0.0 and scan_interval >= 0.0):
+        return now
+    bar = np.broadcast_to(verdict.bar, np.shape(watched))[rows]
+    with np.errstate(invalid="ignore"):
+        summed = np.where(verdict.judged, np.abs(verdict.summed), np.nan)
+        scale = np.abs(verdict.weight) * np.nansum(summed, -1, keepdims=True)
+    scale = np.broadcast_to(scale, np.shape(watched))[rows]
+    if not (np.isfinite(bar).all() and np.isfinite(scale).all()):
+        return now
+    bar = bar - _QUIET_REL * (np.abs(bar) + scale)
+    s = start[rows]
+    with np.errstate(invalid="ignore"):
+        reached = np.fmax(ect[rows] - s, sent[rows] - s)
+    if (reached >= bar).any():
+        return now
+    first = s + (bar - scan_interval)
+    first -= _QUIET_REL * (np.abs(s) + np.abs(bar) + scan_interval) + _QUIET_ABS
+    return max(now, float(first.min()))

@@ -16,18 +16,19 @@ would flag), keeping only rows whose task has exactly one live attempt (a task w
 more already has a copy, which ``decide`` never copies again). The ``ReportHistory`` they
 keep only validates, so skipping a scan cannot change a decision. ``adaptive`` recomputes
 its threshold per job from the batch (deadline, per-task progress, mean utilisation:
-``_adaptive_limit``, a lower bound within the same tolerance). Ungated: the ``fresh-*``
-policies. They remember each attempt's previous report as seen at the scans
-(``PreviousReports``): skipping a scan at which a report had arrived changes what they
-remember (the next scan would see two reports move at once), so a gate could skip only
-scans that see the table of the scan before, and at those the rule still moves with
-``now`` alone (the certain bound, the last chance), so the gate would need the job's
-speed noise, which only the job's policy object holds. What they do instead: a scan that
-sees an unchanged table recomputes only the time-dependent test (``FreshPolicy``).
+``_adaptive_limit``, a lower bound within the same tolerance). The ``fresh-*`` policies
+remember each attempt's previous report as seen at the scans (``PreviousReports``), so
+skipping a scan at which a report had arrived would change what they remember; their
+gate (``FreshPolicy``, compiled simulator only: it reads each job's own policy) skips
+only scans that see the table of the job's last scan, before the time the rule could
+first flag a task it could still copy (a bound on the rule under a fixed table,
+``hedge.detect.fresh.quiet_until``), and such a scan recomputes only the time-dependent
+test.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -42,8 +43,10 @@ from hedge.detect.fresh import (
     Z_LAST,
     Z_RATE,
     Z_RATE_LAST,
-    fresh_rate_rule,
-    fresh_score_rule,
+    Verdict,
+    fresh_rate_verdict,
+    fresh_score_verdict,
+    quiet_until,
 )
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
@@ -53,7 +56,7 @@ from hedge.estimate.runtime import (
     speed_noise_arrays,
 )
 from hedge.model import Actions, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
 from hedge.model.validate import ReportHistory
 from hedge.policy.base import Policy, register
 
@@ -496,6 +499,13 @@ class FreshPolicy(DetectorPolicy):
     reports again changes nothing (``PreviousReports.update`` of an unchanged table) and
     the speed noise, fresh ECTs, borrowed-rate spreads and masks are the same, so they
     are kept (``_FreshInputs``) and only the test at ``now`` runs again.
+
+    Scan gate (compiled simulator only, ``SlotView.policies``): such a scan changes no
+    state, and it acts only once the rule flags a task not yet copied. At the first scan
+    of each table the policy bounds when that could first happen were the table to stay
+    (``hedge.detect.fresh.quiet_until``); a job sleeps until then, or until its table
+    could change: the first report that could reach the AM (its send time), or an
+    attempt's start or end, which wake it anyway (``_quiet_until``).
     """
 
     order_by = "fresh"
@@ -517,21 +527,62 @@ class FreshPolicy(DetectorPolicy):
 
     def _flags(self, snapshot: Snapshot) -> np.ndarray:
         """The detector's flags from the kept inputs (as ``DETECTORS[detector]`` computes
-        them from the snapshot), tested at ``now``."""
+        them from the snapshot), tested at ``now``; at the table's first scan, also until
+        when they could not flag a task this policy could still copy."""
         i, a = self._inputs, snapshot.attempts
-        return self._rule(i.ect, a.start, a.report_sent, a.report_received, snapshot.now,
-                          i.known, i.candidates, i.noise, rate_spread=i.spread,
-                          **super().detector_params())
+        verdict = self._verdict(i.ect, a.start, a.report_sent, a.report_received,
+                                snapshot.now, i.known, i.candidates, i.noise,
+                                rate_spread=i.spread, **super().detector_params())
+        if np.isnan(i.quiet):
+            copyable = ~(_member(a.task, self._copied) | _member(a.task, a.task[a.speculative]))
+            i.quiet = quiet_until(verdict, i.ect, a.start, a.report_sent, snapshot.now,
+                                  i.candidates & verdict.judged & copyable, self.z,
+                                  self.scan_interval)
+        return verdict.flags
 
-    # the rule of hedge.detect.fresh each subclass tests (fresh_score_rule, fresh_rate_rule)
-    _rule: ClassVar[Callable[..., np.ndarray]]
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """The batch form sees no job's own state: only the compiled path gates."""
+        raise own_state_batch_error(self.name)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
+        return own_state_wake(view) <= view.now
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
+        return own_state_wake(view)
+
+    def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
+        """``view.now`` if this job's table could differ from the one its kept inputs were
+        made from (a report received since, an attempt started, one fewer running) or
+        the rule could flag now; else the earlier of the rule's bound and the send time
+        of the next report any of its attempts could deliver (a report's latency is
+        >= 0). A waiting attempt leaves the table only by starting, and joins it only as a
+        copy this policy asked for (its flag bound was then now)."""
+        i, now = self._inputs, view.now
+        if i is None or len(slots) != i.running:
+            return now
+        start, r0, r1 = view.start[slots], view.r0[slots], view.r1[slots]
+        since = i.since
+        with np.errstate(invalid="ignore"):
+            if (start >= since).any() or ((r0 >= since) & (r0 <= now)).any() \
+                    or ((r1 >= since) & (r1 <= now)).any():
+                return now
+            coming = r0[r0 > now]
+        due = start + (view.k[slots] + 1) * view.hw
+        return min(i.quiet, float(due.min(initial=math.inf)),
+                   float(coming.min(initial=math.inf)))
+
+    # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...)
+    _verdict: ClassVar[Callable[..., Verdict]]
 
 
 @dataclass
 class _FreshInputs:
     """What the fresh rules read from an attempt table that does not depend on ``now``
-    (``hedge.detect.detectors.fresh_inputs``), and the table's key (``_table_key``) to
-    tell an unchanged table."""
+    (``hedge.detect.detectors.fresh_inputs``), the table's key (``_table_key``) to tell an
+    unchanged table, and for the scan gate: when the table was first seen (``since``), its
+    running attempts and the rule's flag bound (``quiet``; NaN until the first test)."""
 
     key: bytes
     ect: np.ndarray
@@ -539,11 +590,15 @@ class _FreshInputs:
     candidates: np.ndarray
     spread: np.ndarray
     noise: float
+    since: float
+    running: int
+    quiet: float = math.nan
 
     @classmethod
     def of(cls, snapshot: Snapshot, speed_noise: float) -> _FreshInputs:
         ect, known, candidates, spread = fresh_inputs(snapshot)
-        return cls(_table_key(snapshot), ect, known, candidates, spread, speed_noise)
+        return cls(_table_key(snapshot), ect, known, candidates, spread, speed_noise,
+                   snapshot.now, int(snapshot.attempts.running.sum()))
 
     def same_table(self, snapshot: Snapshot) -> bool:
         return self.key == _table_key(snapshot)
@@ -567,7 +622,7 @@ class FreshScorePolicy(FreshPolicy):
 
     name = "fresh-score"
     detector = "fresh-score"
-    _rule = staticmethod(fresh_score_rule)
+    _verdict = staticmethod(fresh_score_verdict)
 
     def __init__(self, gap: float = 0.2, horizon: float = 1.2, z: float = Z_CONFIDENT,
                  z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL) -> None:
@@ -586,7 +641,7 @@ class FreshRatePolicy(FreshPolicy):
 
     name = "fresh-rate"
     detector = "fresh-rate"
-    _rule = staticmethod(fresh_rate_rule)
+    _verdict = staticmethod(fresh_rate_verdict)
 
     def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE_LAST,
                  scan_interval: float = SCAN_INTERVAL) -> None:
