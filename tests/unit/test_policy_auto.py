@@ -8,6 +8,7 @@ import numpy as np
 
 from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.policy import create
+from hedge.policy.auto import ESTIMATE_LOG_SD, _loser_slot
 
 R = AttemptState.RUNNING
 DONE = [10.0, 11.0, 9.0, 10.5, 9.5]  # completed maps: median 10 s
@@ -101,9 +102,11 @@ def test_copies_that_lose_teach_it_to_stop() -> None:
         policy.decide(snapshot(now + 1, [(task, 0.5, 3), (task, 0.01, 4, True)]))
         policy.decide(snapshot(now + 2, []))  # completed: gone from the snapshot
     assert 1 <= races <= 10 and policy.lam_estimate < 0.3  # it started at 0.5
-    assert not policy.decide(snapshot(140.0, [(99, 0.3, 3)])).speculate_task.size
+    # a task like those (10% done after 140 s: its copy would tie, and a near tie is not
+    # killed early, so it costs most of its race) is no longer copied
+    assert not policy.decide(snapshot(140.0, [(99, 0.1, 3)])).speculate_task.size
     # the same task to a policy that has seen no race: copied
-    assert create("hedge-auto").decide(snapshot(140.0, [(99, 0.3, 3)])).speculate_task.size == 1
+    assert create("hedge-auto").decide(snapshot(140.0, [(99, 0.1, 3)])).speculate_task.size == 1
 
 
 def test_a_copy_as_slow_as_its_original_teaches_at_once() -> None:
@@ -154,6 +157,22 @@ def test_a_copy_a_little_behind_is_kept_until_its_estimate_is_sure() -> None:
     assert eager.decide(race(21.0, 0.105, 0.0147)).kill_attempt.tolist() == [101]
 
 
+def test_a_losing_copy_costs_the_slot_time_until_the_kill_rule_fires() -> None:
+    """The cost model charges a losing copy what ``_behind`` lets it run: far behind, until
+    its first estimate (``check``); a near tie, until its estimate is sure (here
+    ``1 - log(1.1) / 0.2`` of its run, about 52%); within the error's floor, the whole race;
+    with ``kill_z=0``, its first estimate whatever the gap."""
+    left, check = np.array([100.0]), 10.0
+
+    def slot(copy: float, kill_z: float = 1.0) -> float:
+        return float(_loser_slot(np.array([copy]), left, check, kill_z)[0])
+
+    assert slot(200.0) == check
+    assert math.isclose(slot(110.0), (1 - math.log(1.1) / ESTIMATE_LOG_SD) * 110.0)
+    assert slot(100.5) == 100.0
+    assert slot(110.0, kill_z=0) == slot(200.0, kill_z=0) == check
+
+
 def test_a_copied_task_gets_no_second_copy() -> None:
     policy = create("hedge-auto")
     assert policy.decide(snapshot(20.0, [(7, 0.1, 3)])).speculate_task.tolist() == [7]
@@ -201,10 +220,11 @@ def test_a_task_whose_copy_is_ahead_no_longer_bounds_the_finish() -> None:
 
 
 def test_no_more_copies_are_asked_than_hadoops_cap_allows() -> None:
-    """Thirty equally slow tasks of a 40-task job: Hadoop's default cap allows ten copies
-    at once; a copy asked beyond it would be refused while its task counted as racing."""
+    """Thirty equally slow tasks of an 80-task job whose 50 others took about 10 s: Hadoop's
+    default cap allows ten copies at once; a copy asked beyond it would be refused while its
+    task counted as racing."""
     rows = [(t, 0.1, t) for t in range(30)]
-    snap = snapshot(20.0, rows, done=DONE * 2)
-    snap.job.n_maps = 40
+    snap = snapshot(20.0, rows, done=DONE * 10)
+    snap.job.n_maps = 80
     asked = create("hedge-auto", probe_races=100).decide(snap).speculate_task
     assert len(asked) == 10

@@ -75,8 +75,9 @@ GOLDEN: dict[str, list[str]] = {
     # learn from the copy's own pace, cost weight 0.25, a task ends with its first
     # attempt, copies asked within Hadoop's cap), not by the speed work; runs 0 and 2
     # again when a copy behind its original is killed only beyond its estimate's error
-    # (kill_z = 1)
-    "hedge-auto": ["4998f3dea3e4a654", "3f7dd2718bf9ab71", "ac0aaa69d5a8d432"],
+    # (kill_z = 1); run 2 again when the cost model charges a losing copy the slot time
+    # that kill rule lets it run (auto._loser_slot)
+    "hedge-auto": ["4998f3dea3e4a654", "3f7dd2718bf9ab71", "44d686340eccf233"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged)
