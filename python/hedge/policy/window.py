@@ -313,6 +313,11 @@ class WindowPolicy(Policy):
         type, the task's only live attempt and not copied (or, at the wave's tail, its one
         copy also late), and the task's end further away than a copy's expected run time."""
         a = snap.attempts
+        # the running originals far enough from their end first: at most plans there is none
+        cand = (a.running & ~a.speculative
+                & (task_end - snap.now > typical[a.task_type.astype(np.int64)]))
+        if not cand.any():
+            return cand
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
         attempts_per_task = np.bincount(a.task[live], minlength=int(a.task.max(initial=0)) + 1)
         single = attempts_per_task[a.task] == 1
@@ -325,8 +330,7 @@ class WindowPolicy(Policy):
                                                   len(self._recopied)))
             tail = _of_types(a.task_type, _tail_types(snap))
             first |= tail & copied & ~recopied & (attempts_per_task[a.task] == 2)
-        cand = a.running & ~a.speculative & first & types
-        return cand & (task_end - snap.now > typical[a.task_type.astype(np.int64)])
+        return cand & first & types
 
     @staticmethod
     def _stragglers(snap: Snapshot, cand: np.ndarray, task_end: np.ndarray) -> np.ndarray:
