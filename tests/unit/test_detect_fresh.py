@@ -311,3 +311,50 @@ def test_no_watched_task_flags_before_quiet_until(verdict) -> None:
             later = np.linspace(quiet, quiet + 100, 50)
             flagged_later += any((flags(t) & watched).any() for t in later)
     assert waited >= 10 and flagged_later >= 3, (waited, flagged_later)
+
+
+def test_previous_reports_in_place_equals_the_merge() -> None:
+    """``PreviousReports``: tables of distinct attempt ids are recorded in place (new ids
+    sorted in), which must give what the general merge gives, scan after scan."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(1)
+    fast, merged = PreviousReports(), PreviousReports()
+    merged._distinct = False  # always the merge
+    sent = np.zeros(40)
+    for _ in range(200):
+        ids = np.sort(rng.choice(40, size=int(rng.integers(1, 12)), replace=False))
+        rng.shuffle(ids)
+        sent[ids] += rng.choice([0.0, 3.0], len(ids))
+        table = SimpleNamespace(attempt=ids.astype(np.int64), report_sent=np.where(
+            sent[ids] > 0, sent[ids], np.nan), progress=rng.uniform(0, 1, len(ids)))
+        got, want = fast.update(SimpleNamespace(attempts=table)), \
+            merged.update(SimpleNamespace(attempts=table))
+        assert all(np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want, strict=True))
+    assert fast._distinct
+    for k in ("_ids", "_last", "_prev"):
+        assert np.array_equal(getattr(fast, k), getattr(merged, k), equal_nan=True)
+
+
+def test_fresh_inputs_share_one_peer_measure_per_task_type() -> None:
+    """``fresh_inputs``' ECT and borrowed-rate spread (one ``peer_rates`` per task type)
+    equal the estimator's and ``borrowed_rate_spread``'s, each measuring the peers itself:
+    maps and reduces apart, start-ups long enough that single-report attempts borrow."""
+    from hedge.detect.detectors import fresh_inputs
+    from hedge.estimate import estimate_ect
+    from hedge.estimate.runtime import borrowed_rate_spread
+
+    rng = np.random.default_rng(2)
+    n = 40
+    start = rng.uniform(0, 10, n)
+    fpt = start + rng.uniform(3, 8, n)
+    sent = fpt + rng.choice([0.0, 3.0, 6.0, 9.0], n)
+    fp = rng.uniform(0.01, 0.1, n)
+    progress = np.minimum(fp + (sent - fpt) * rng.uniform(0.005, 0.05, n), 1.0)
+    a = table(start=start, first_progress_time=fpt, first_progress=fp, progress=progress,
+              report_sent=sent, report_received=sent + 0.5, task_type=rng.integers(0, 2, n))
+    s = snap(a, float(sent.max() + 1))
+    ect, _, _, spread = fresh_inputs(s)
+    assert np.array_equal(ect, estimate_ect("fresh", a, s.now), equal_nan=True)
+    assert np.array_equal(spread, borrowed_rate_spread(a), equal_nan=True)
+    assert (spread > 0).any() and np.isfinite(ect).sum() > n // 2

@@ -41,8 +41,8 @@ from hedge.detect.fresh import (
 from hedge.detect.rules import adaptive_threshold, hadoop_rule, ratio_rule, score_rule
 from hedge.errors import HedgeError
 from hedge.estimate import estimate_ect, legacy_ect
-from hedge.estimate.runtime import borrowed_rate_spread
-from hedge.model import AttemptState, Snapshot
+from hedge.estimate.runtime import borrowed_rate_spread_arrays, fresh_arrays, peer_rates
+from hedge.model import AttemptState, AttemptTable, Snapshot
 
 Mask = np.ndarray
 
@@ -152,8 +152,22 @@ def fresh_inputs(snapshot: Snapshot) -> tuple[np.ndarray, Mask, Mask, np.ndarray
     fresh ECT, the known and candidate masks and the borrowed-rate spread (the fresh-*
     policies keep them while the attempt table is unchanged)."""
     known, cand = _rule_inputs(snapshot)
-    a = snapshot.attempts
-    return estimate_ect("fresh", a, snapshot.now), known, cand, borrowed_rate_spread(a)
+    ect, spread = _fresh_ect_and_spread(snapshot.attempts, snapshot.now)
+    return ect, known, cand, spread
+
+
+def _fresh_ect_and_spread(a: AttemptTable, now: float) -> tuple[np.ndarray, np.ndarray]:
+    """``estimate_ect("fresh", a, now)`` and ``borrowed_rate_spread(a)`` (maps and reduces
+    each other's peers only), from one :func:`peer_rates` per task type, not one each."""
+    ect, spread = np.full(len(a), np.nan), np.full(len(a), np.nan)
+    for task_type in np.unique(a.task_type):
+        rows = a.task_type == task_type
+        columns = (a.start[rows], a.progress[rows], a.report_sent[rows],
+                   a.first_progress_time[rows], a.first_progress[rows])
+        peers = peer_rates(*columns)
+        ect[rows] = fresh_arrays(*columns, now, peers=peers)
+        spread[rows] = borrowed_rate_spread_arrays(*columns, peers=peers)
+    return ect, spread
 
 
 def _fresh_args(snapshot: Snapshot, speed_noise: float | None) -> tuple[tuple, np.ndarray]:

@@ -455,13 +455,16 @@ class PreviousReports:
         self._ids = np.empty(0, dtype=np.int64)
         self._last = np.empty((0, 2))  # (sent, progress)
         self._prev = np.empty((0, 2))
+        self._distinct = True  # every table recorded had distinct attempt ids
 
     def update(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """Record this snapshot's reports; per attempt: (prev send time, prev progress),
         NaN until a second distinct report has been seen."""
         a = snapshot.attempts
         current = np.column_stack([a.report_sent, a.progress])
-        prev = np.full((len(a), 2), np.nan)
+        prev = np.full((len(a.attempt), 2), np.nan)
+        seen = np.zeros(len(a.attempt), dtype=bool)
+        pos = seen.astype(np.int64)
         if len(self._ids):
             pos = np.minimum(np.searchsorted(self._ids, a.attempt), len(self._ids) - 1)
             seen = self._ids[pos] == a.attempt
@@ -471,13 +474,37 @@ class PreviousReports:
             prev = np.where(newer[:, None], last, np.where(seen[:, None], before, np.nan))
             current = np.where((seen & ~newer & ~np.isfinite(a.report_sent))[:, None],
                                last, current)
-        keep = ~np.isin(self._ids, a.attempt)
-        ids = np.concatenate([self._ids[keep], a.attempt])
-        order = np.argsort(ids, kind="stable")
-        self._ids = ids[order]
+        self._distinct = self._distinct and _distinct(a.attempt)
+        if self._distinct:
+            self._record(a.attempt, pos, seen, current, prev)
+        else:
+            self._merge(a.attempt, current, prev)
+        return prev[:, 0], prev[:, 1]
+
+    def _record(self, ids: np.ndarray, pos: np.ndarray, seen: np.ndarray,
+                current: np.ndarray, prev: np.ndarray) -> None:
+        """``_merge`` when every id is distinct, remembered ones included: the rows of
+        ids seen before are overwritten where they are (``pos``), new ids are added and
+        sorted in (usually none: no sort)."""
+        rows = pos[seen]
+        self._last[rows] = current[seen]
+        self._prev[rows] = prev[seen]
+        new = ~seen
+        if new.any():
+            all_ids = np.concatenate([self._ids, ids[new]])
+            order = np.argsort(all_ids, kind="stable")
+            self._ids = all_ids[order]
+            self._last = np.concatenate([self._last, current[new]])[order]
+            self._prev = np.concatenate([self._prev, prev[new]])[order]
+
+    def _merge(self, ids: np.ndarray, current: np.ndarray, prev: np.ndarray) -> None:
+        """Remember ``current`` and ``prev`` for these ids, the other ids as they were."""
+        keep = ~np.isin(self._ids, ids)
+        all_ids = np.concatenate([self._ids[keep], ids])
+        order = np.argsort(all_ids, kind="stable")
+        self._ids = all_ids[order]
         self._last = np.concatenate([self._last[keep], current])[order]
         self._prev = np.concatenate([self._prev[keep], prev])[order]
-        return prev[:, 0], prev[:, 1]
 
     def speed_noise(self, snapshot: Snapshot) -> float:
         """The job's speed noise after recording ``snapshot`` (NaN: no evidence yet)."""
@@ -487,6 +514,11 @@ class PreviousReports:
         return float(speed_noise_arrays(a.start, a.progress, a.report_sent,
                                         a.first_progress_time, a.first_progress,
                                         prev_progress, prev_sent, known)[0])
+
+
+def _distinct(ids: np.ndarray) -> bool:
+    """No id twice."""
+    return len(ids) < 2 or bool((np.diff(np.sort(ids)) != 0).all())
 
 
 class FreshPolicy(DetectorPolicy):
@@ -560,21 +592,35 @@ class FreshPolicy(DetectorPolicy):
         >= 0). A waiting attempt leaves the table only by starting, and joins it only as a
         copy this policy asked for (its flag bound was then now)."""
         i, now = self._inputs, view.now
-        if i is None or len(slots) != i.running:
-            return now
-        start, r0, r1 = view.start[slots], view.r0[slots], view.r1[slots]
-        since = i.since
-        with np.errstate(invalid="ignore"):
-            if (start >= since).any() or ((r0 >= since) & (r0 <= now)).any() \
-                    or ((r1 >= since) & (r1 <= now)).any():
-                return now
-            coming = r0[r0 > now]
-        due = start + (view.k[slots] + 1) * view.hw
-        return min(i.quiet, float(due.min(initial=math.inf)),
-                   float(coming.min(initial=math.inf)))
+        if i is None or not i.quiet > now or len(slots) != i.running:
+            return now  # (quiet is NaN only if decide raised before testing the rule)
+        return min(i.quiet, _table_quiet(slots, view.start, view.k, view.r0, view.r1,
+                                         view.hw, now, i.since))
 
     # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...)
     _verdict: ClassVar[Callable[..., Verdict]]
+
+
+@njit(cache=True)
+def _table_quiet(slots, start, k, r0, r1, hw, now, since):  # pragma: no cover - compiled
+    """``now`` if one of these slots' attempts started at or after ``since`` or a report
+    of theirs was received from ``since`` to ``now`` (``SlotView``: ``r0``/``r1`` are the
+    receive times of reports ``k`` and ``k - 1``, and an earlier one received since
+    would make ``r1`` so); else the earliest time a report of theirs could still
+    arrive: one in flight, or the next one's send time ``start + (k + 1) hw``."""
+    first = np.inf
+    for s in slots:
+        if start[s] >= since:
+            return now
+        for r in (r0[s], r1[s]):
+            if r >= since and r <= now:
+                return now
+            if r > now and r < first:
+                first = r
+        due = start[s] + (k[s] + 1) * hw
+        if due < first:
+            first = due
+    return first
 
 
 @dataclass
