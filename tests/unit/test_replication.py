@@ -139,3 +139,20 @@ def test_bad_input():
         rep.pareto(10, 0.1, 1, True, 1.0, 1.0)
     with pytest.raises(HedgeError, match="n_tasks = 0"):
         rep.best_policy([1, 2], 0, 1.0)
+
+
+def test_search_of_the_whole_grid_equals_evaluate_per_p_bit_for_bit():
+    """The kill step functions are built once for every p (``_grid``); each p's figures
+    must still be exactly those of ``evaluate`` on that p alone, and best_policy the first
+    of search's ranking."""
+    rng = np.random.default_rng(8)
+    for samples, n in ((1 + rng.pareto(1.5, 300), 900), (rng.integers(1, 5, 40) * 1.0, 37),
+                       (np.array([2.0, 2.0, 7.0]), 3)):
+        dist = Empirical.of(samples)
+        plans = rep.search(dist, n, 0.7)
+        for plan in plans:
+            assert rep.evaluate(dist, n, plan.p)[(plan.r, plan.keep)] == (
+                plan.latency, plan.cost_per_task)
+        assert len(plans) == sum(len(rep.evaluate(dist, n, p)) for p in rep.P_GRID)
+        best = plans[0]
+        assert rep.best_policy(dist, n, 0.7) == (best.p, best.r, best.keep)

@@ -162,15 +162,19 @@ def pareto(n_tasks: int, p: float, r: int, keep: bool, x_m: float,
     return float(latency), float(sunk + (r + 1) * p * pareto_keep_mean(p, r, x_m, alpha))
 
 
-def _integrals(breaks: np.ndarray, surv: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact integrals of a step survival function: (E[Y], E[Y_{m:m}]) along the last axis.
+def _integrals(breaks: np.ndarray, surv: np.ndarray, m: list[int],
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact integrals of a step survival function: E[Y] along the last axis, and E[Y_{m:m}]
+    for each m of the list (a new first axis).
 
     ``surv[..., j]`` holds on [breaks[j], breaks[j+1]); it is 0 from breaks[-1] on.
     """
     width = np.diff(breaks)
     s = surv[..., :-1]
     with np.errstate(divide="ignore"):
-        top = -np.expm1(m * np.log1p(-np.minimum(s, 1.0)))
+        log_alive = np.log1p(-np.minimum(s, 1.0))
+    counts = np.asarray(m, dtype=np.float64).reshape((-1,) + (1,) * s.ndim)
+    top = -np.expm1(counts * log_alive)
     return (s * width).sum(-1), (top * width).sum(-1)
 
 
@@ -185,54 +189,74 @@ def evaluate(dist: Empirical, n_tasks: int, p: float,
     E[C]/n = E_min + (r+1) p E[Y]. A keep policy is undefined (omitted) when no sample
     exceeds x_p.
     """
-    m = _check(n_tasks, p, max(r_grid))
+    return _grid(dist, n_tasks, (p,), r_grid)[0]
+
+
+def _grid(dist: Empirical, n_tasks: int, p_grid: tuple[float, ...], r_grid: tuple[int, ...],
+          ) -> list[dict[tuple[int, bool], tuple[float, float]]]:
+    """``evaluate`` for every p of the grid. The kill policies' step functions do not depend
+    on p (only m = p n does), so they are built once for the whole grid (a search makes
+    plans at every completion of a running job: issue 21)."""
+    ms = [_check(n_tasks, p, max(r_grid)) for p in p_grid]
     r = np.asarray(r_grid, dtype=np.float64)[:, None]
-    x_p = dist.quantile(1 - p)
-    sunk = dist.truncated_mean(x_p)
-    out: dict[tuple[int, bool], tuple[float, float]] = {}
-
     breaks = np.concatenate([[0.0], np.unique(dist.x)])
-    mean, top = _integrals(breaks, dist.survival(breaks)[None, :] ** (r + 1), m)
-    for i, ri in enumerate(r_grid):
-        out[(int(ri), False)] = (x_p + top[i], sunk + (ri + 1) * p * mean[i])
-
-    alive = dist.survival(x_p)
-    if alive > 0:
-        shifted = dist.x[dist.x > x_p] - x_p
-        breaks = np.unique(np.concatenate([[0.0], dist.x, shifted]))
-        breaks = breaks[breaks <= shifted.max()]
-        surv = dist.survival(x_p + breaks) / alive * dist.survival(breaks)[None, :] ** r
-        mean, top = _integrals(breaks, surv, m)
-        for i, ri in enumerate(r_grid):
-            out[(int(ri), True)] = (x_p + top[i], sunk + (ri + 1) * p * mean[i])
+    kill_mean, kill_top = _integrals(breaks, dist.survival(breaks)[None, :] ** (r + 1), ms)
+    out = []
+    for i, (p, m) in enumerate(zip(p_grid, ms, strict=True)):
+        x_p = dist.quantile(1 - p)
+        sunk = dist.truncated_mean(x_p)
+        plans = {(int(ri), False): (x_p + kill_top[i, k], sunk + (ri + 1) * p * kill_mean[k])
+                 for k, ri in enumerate(r_grid)}
+        alive = dist.survival(x_p)
+        if alive > 0:
+            shifted = dist.x[dist.x > x_p] - x_p
+            keep_breaks = np.unique(np.concatenate([[0.0], dist.x, shifted]))
+            keep_breaks = keep_breaks[keep_breaks <= shifted.max()]
+            surv = (dist.survival(x_p + keep_breaks) / alive
+                    * dist.survival(keep_breaks)[None, :] ** r)
+            mean, top = _integrals(keep_breaks, surv, [m])
+            plans.update({(int(ri), True): (x_p + top[0, k], sunk + (ri + 1) * p * mean[k])
+                          for k, ri in enumerate(r_grid)})
+        out.append(plans)
     return out
 
 
 def no_replication(dist: Empirical, n_tasks: int) -> tuple[float, float]:
     """(E[T], E[C]/n) without replication: E[X_{n:n}] = int 1 - F_hat^n, and E[X]."""
     breaks = np.concatenate([[0.0], np.unique(dist.x)])
-    _, top = _integrals(breaks, dist.survival(breaks), n_tasks)
-    return float(top), dist.mean()
+    _, top = _integrals(breaks, dist.survival(breaks), [n_tasks])
+    return float(top[0]), dist.mean()
 
 
 def search(samples: object, n_tasks: int, cost_weight: float, p_grid=P_GRID,
            r_grid=R_GRID) -> list[Plan]:
     """Every single-fork policy on the grid, best first by J = E[T] + lambda E[C]/n (B4)."""
-    dist = samples if isinstance(samples, Empirical) else Empirical.of(samples)
-    if not cost_weight >= 0:
-        raise HedgeError(f"cost_weight = {cost_weight!r}: expected lambda >= 0")
-    if len(p_grid) == 0 or len(r_grid) == 0:
-        raise HedgeError("p_grid and r_grid must not be empty")
-    plans = []
-    for p in p_grid:
-        for (r, keep), (latency, cost) in evaluate(dist, n_tasks, p, tuple(r_grid)).items():
-            plans.append(Plan(float(p), r, keep, float(latency), float(cost),
-                              float(latency + cost_weight * cost)))
-    return sorted(plans, key=lambda plan: (plan.objective, plan.r, plan.p, plan.keep))
+    return [Plan(p, r, keep, latency, cost, objective)
+            for objective, r, p, keep, latency, cost
+            in sorted(_scored(samples, n_tasks, cost_weight, p_grid, r_grid))]
 
 
 def best_policy(samples: object, n_tasks: int, cost_weight: float, p_grid=P_GRID,
                 r_grid=R_GRID) -> tuple[float, int, bool]:
     """(p, r, keep) minimising J = E[T] + cost_weight E[C]/n over the grids (B4)."""
-    best = search(samples, n_tasks, cost_weight, p_grid, r_grid)[0]
-    return best.p, best.r, best.keep
+    _, r, p, keep, _, _ = min(_scored(samples, n_tasks, cost_weight, p_grid, r_grid))
+    return p, r, keep
+
+
+def _scored(samples: object, n_tasks: int, cost_weight: float, p_grid, r_grid,
+            ) -> list[tuple[float, int, float, bool, float, float]]:
+    """(J, r, p, keep, E[T], E[C]/n) of every policy on the grid: the ranking key first
+    (no two policies share one), so a sort or a min orders them (no Plan objects built
+    for a min: the simulator's replicate plans at every completion, issue 21)."""
+    dist = samples if isinstance(samples, Empirical) else Empirical.of(samples)
+    if not cost_weight >= 0:
+        raise HedgeError(f"cost_weight = {cost_weight!r}: expected lambda >= 0")
+    if len(p_grid) == 0 or len(r_grid) == 0:
+        raise HedgeError("p_grid and r_grid must not be empty")
+    scored = []
+    for p, evaluated in zip(p_grid, _grid(dist, n_tasks, tuple(p_grid), tuple(r_grid)),
+                            strict=True):
+        for (r, keep), (latency, cost) in evaluated.items():
+            scored.append((float(latency + cost_weight * cost), r, float(p), keep,
+                           float(latency), float(cost)))
+    return scored
