@@ -10,6 +10,7 @@ import pytest
 from hedge.model import MAP, REDUCE, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.model.batch import ScanBatch
 from hedge.policy import create
+from hedge.policy.published import _below_quantile
 
 R, W = AttemptState.RUNNING, AttemptState.WAITING
 
@@ -146,6 +147,19 @@ def test_late_needs_a_free_slot_room_under_the_cap_and_a_minute_of_runtime():
     capped = rows + [(9, R, 0, 0.5, 100, 9, True)]
     assert create("late", speculative_cap=0.01).decide(
         snapshot(101, capped, 10)).speculate_task.tolist() == []
+
+
+def test_late_quantile_cut_is_numpys_exactly():
+    """LATE's slow-task and slow-node tests compare with the quantile from the two sorted
+    neighbours, and leave values within rounding of it to np.quantile: the same flags on
+    spread rates, ties (whose cut is a sample) and values one ulp apart."""
+    rng = np.random.default_rng(3)
+    for i in range(900):
+        n = int(rng.integers(2, 40))
+        values = [rng.exponential(0.01, n), rng.integers(1, 4, n) / 300.0,
+                  np.nextafter(0.0123, rng.integers(0, 2, n).astype(float))][i % 3]
+        for q in (0.25, 0.1, 0.9):
+            assert np.array_equal(_below_quantile(values, q), values < np.quantile(values, q))
 
 
 def test_slot_counts_unknown_to_a_live_am_do_not_read_as_a_full_cluster():
