@@ -105,6 +105,25 @@ left: about 4,300 window-start plans at 97,059 tasks (one per window of 0.2 x th
 fastest task; a plan with no candidate now costs a few array passes, the others the detector,
 slot prediction and allocation) and the simulator's snapshot per scan; neither policy meets
 3x none yet.
+late and replicate, cheaper scans (issue 21, task L; scans and steps unchanged). late:
+``decide`` takes a type's quantile only when an attempt could be copied, both quantiles
+from the sorted neighbours (``np.quantile`` only within rounding of the cut), slow nodes by
+``bincount``; replicate: ``best_policy`` builds the kill step functions once for the p
+grid and takes a min instead of sorting Plan objects (3.0 -> 1.9 ms a call). CPU s, each
+tree run twice interleaved with the other (load 7-9; min and max), x none = over the
+lower none of the run (15,297 tasks: day 0.20, burst 0.19; 97,059: day 1.50, burst 2.00),
+before (55fddf7) -> after (5e92241): day 15,297 late 3.9-5.6 (19.5x) -> 4.0-5.6 (20.0x),
+replicate 1.16-1.36 (5.8x) -> 0.90-1.30 (4.5x); burst 15,297 late 4.6-6.5 -> 5.2-5.8
+(within the noise), replicate 1.35-1.60 (7.1x) -> 1.29-1.33 (6.8x); day 97,059 late
+19.2-26.0 (12.8x) -> 17.9-22.9 (11.9x), replicate 14.0-14.1 (9.3x) -> 10.2-12.1 (6.8x);
+burst 97,059 late 24.8-26.2 (12.4x) -> 19.7-22.4 (9.9x), replicate 14.8-17.3 (7.4x) ->
+11.6-15.6 (5.8x). What is left: late scans ~4,600 times at 15,297 tasks (most scans copy a
+task) and visits every tick while a job is active; a wake rule (a cell of fewer than two
+busy slots or with every task copied sleeps until it changes, else until its next report or
+an uncopied slot turns a minute old) halved the steps at 30,000 tasks but cut only 12 % at
+97,059 and cost more than it saved (re-evaluated at every rate change), so it was not
+kept: a useful one needs bounds of the reported rates over a horizon. replicate: a plan at
+every completion from half the type's tasks until the fork.
 ``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
 reference code, bit-identical results; chronos' gates exist only in the compiled form and it
 raises a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
