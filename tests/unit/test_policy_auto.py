@@ -57,6 +57,26 @@ def test_estimates_of_enough_running_peers_stand_in_for_completed_tasks() -> Non
     assert len(a.speculate_task) == 0
 
 
+def test_a_job_waiting_for_its_peers_estimates_rescans_rather_than_sleeps() -> None:
+    """Seven originals run and none has reported twice yet: in a few seconds their estimates
+    will let it judge them, so it rescans; sleeping until a completion would wake it when a
+    copy of a long task could no longer pay. Five running originals could never be enough:
+    that job sleeps until a completion."""
+    rows = [(7, 0.1, 3)] + [(t, 0.9, 4) for t in range(8, 14)]
+
+    def unreported(n: int) -> Snapshot:
+        snap = snapshot(1.5, rows[:n], done=[])
+        snap.attempts.first_progress_time[:] = np.inf  # no progress report yet
+        return snap
+
+    policy = create("hedge-auto")
+    waiting = policy.decide(unreported(7))
+    assert not waiting.wake_on_completion and waiting.next_scan_in is None
+    assert policy.decide(snapshot(9.0, rows, done=[])).speculate_task.tolist() == [7]
+    few = create("hedge-auto").decide(unreported(5))
+    assert few.wake_on_completion and few.next_scan_in == math.inf
+
+
 def test_only_the_tasks_a_copy_can_beat_are_copied() -> None:
     # task 8 has ~6 min left, task 7 a few seconds: a copy (about 10 s) only beats task 8
     a = create("hedge-auto").decide(snapshot(20.0, [(7, 0.8, 3), (8, 0.05, 4)]))

@@ -140,3 +140,25 @@ def test_every_session_of_a_server_shares_one_memory() -> None:
     first = registry.open("job_1", "hedge-auto", {"pool_small": True}).policy
     second = registry.open("job_2", "hedge-auto", {"pool_small": True}).policy
     assert first._memory is not None and first._memory is second._memory
+
+
+def test_a_new_job_believes_what_the_clusters_races_taught() -> None:
+    """``pool_races`` (the default): a job's copies that lost teach every job of the
+    cluster, so a job that has run no race of its own does not probe the model again;
+    with ``pool_races=false`` it starts from the prior and copies."""
+    shared: dict[str, object] = {}
+    first = create("hedge-auto")
+    first.join(shared)
+    for task in range(6):  # races its copies lose, without a pace of their own
+        now = 20.0 + 10 * task
+        if not first.decide(snapshot(now, [(task, 0.1, 3)])).speculate_task.size:
+            break
+        first.decide(snapshot(now + 1, [(task, 0.5, 3), (task, 0.01, 4, True)]))
+        first.decide(snapshot(now + 2, []))
+    task = snapshot(20.0, [(99, 0.1, 3)])
+    second = create("hedge-auto")
+    second.join(shared)
+    assert second.lam_estimate < 0.3 and not second.decide(task).speculate_task.size
+    alone = create("hedge-auto", pool_races=False)
+    alone.join(shared)
+    assert alone.decide(task).speculate_task.tolist() == [99]

@@ -76,8 +76,10 @@ GOLDEN: dict[str, list[str]] = {
     # attempt, copies asked within Hadoop's cap), not by the speed work; runs 0 and 2
     # again when a copy behind its original is killed only beyond its estimate's error
     # (kill_z = 1); run 2 again when the cost model charges a losing copy the slot time
-    # that kill rule lets it run (auto._loser_slot)
-    "hedge-auto": ["4998f3dea3e4a654", "3f7dd2718bf9ab71", "44d686340eccf233"],
+    # that kill rule lets it run (auto._loser_slot), and runs 0 and 2 when a type waiting
+    # for its peers' estimates rescans instead of sleeping until a completion and the
+    # belief about lam is the cluster's (pool_races)
+    "hedge-auto": ["fb73721313d75fc4", "3f7dd2718bf9ab71", "eb7853c0150821b9"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged)
