@@ -105,6 +105,24 @@ left: about 4,300 window-start plans at 97,059 tasks (one per window of 0.2 x th
 fastest task; a plan with no candidate now costs a few array passes, the others the detector,
 slot prediction and allocation) and the simulator's snapshot per scan; neither policy meets
 3x none yet.
+fresh-score and fresh-rate (issue 21, D): a scan gate (a job sleeps while its attempt table
+is the one its last scan saw and the rule cannot yet flag a task it could copy: a bound on the
+rule under a fixed table, ``hedge.detect.fresh.quiet_until``, or until a report could arrive)
+and cheaper scans of a changed table (``PreviousReports`` in place; one peer measure per task
+type). CPU s (x none, same run), before (d57360f) -> after (55fddf7), loaded machine (load
+7-12): day 6,419 tasks, two runs each (one interleaved pair): fresh-score 87.7-91.1
+(918-1011x) -> 64.3-65.0 (433-679x), scans 58,519 -> 29,586; fresh-rate 78.8-99.3 -> 73.3-77.3
+(816-826x / 1101x -> 488-816x), scans 58,519 -> 43,646; day 15,297, one run: fresh-score
+103.2 (338x) -> 58.3 (174x), scans 75,525 -> 28,279; fresh-rate 93.9 (308x) -> 73.6 (220x),
+scans 75,525 -> 65,798; burst 6,419: fresh-score 98.3 (934x) -> 68.6 (586x), fresh-rate 90.8
+(862x) -> 82.8 (707x); burst 15,297 before: 121.4 (298x) / 126.8 (311x). Same digests. What
+is left: nearly every remaining scan sees a new report (fresh-rate: most of them; each about
+2 ms: the fresh ECT, peer rates and speed noise of hedge.estimate.runtime about 30 %, the
+rule 12 %, snapshot validation 10 %, the snapshot 6 %), and the loop still visits every tick
+(steps unchanged: some job receives a report at nearly every tick). Next: one compiled pass
+per changed table (bit-identical sums and medians), or memory of the reports the AM received
+rather than those seen at scans (a semantic change; it would let a gate skip a report's
+arrival only with a bound on the rule over the reports to come). adaptive: not changed here.
 late and replicate, cheaper scans (issue 21, task L; scans and steps unchanged). late:
 ``decide`` takes a type's quantile only when an attempt could be copied, both quantiles
 from the sorted neighbours (``np.quantile`` only within rounding of the cut), slow nodes by
@@ -125,8 +143,8 @@ an uncopied slot turns a minute old) halved the steps at 30,000 tasks but cut on
 kept: a useful one needs bounds of the reported rates over a horizon. replicate: a plan at
 every completion from half the type's tasks until the fork.
 ``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
-reference code, bit-identical results; chronos' gates exist only in the compiled form and it
-raises a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
+reference code, bit-identical results; the gates of chronos and of fresh-* exist only in the
+compiled form and they raise a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
 
 Usage: .venv/bin/python tests/bench/bench_sim.py [--quick] [--sizes 100000,1000000]
        [--policies none,hadoop,...] [--workloads day,burst] [--jobs 1] [--cpu-limit 600]
