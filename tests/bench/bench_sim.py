@@ -110,12 +110,13 @@ is the one its last scan saw and the rule cannot yet flag a task it could copy: 
 rule under a fixed table, ``hedge.detect.fresh.quiet_until``, or until a report could arrive)
 and cheaper scans of a changed table (``PreviousReports`` in place; one peer measure per task
 type). CPU s (x none, same run), before (d57360f) -> after (55fddf7), loaded machine (load
-7-12): day 6,419 tasks, two runs each (one interleaved pair): fresh-score 87.7-91.1
-(918-1011x) -> 64.3-65.0 (433-679x), scans 58,519 -> 29,586; fresh-rate 78.8-99.3 -> 73.3-77.3
-(816-826x / 1101x -> 488-816x), scans 58,519 -> 43,646; day 15,297, one run: fresh-score
+7-12): day 6,419 tasks, before 3 runs, after 2 (interleaved): fresh-score 82.7-91.1
+(535-1011x) -> 64.3-65.0 (433-679x), scans 58,519 -> 29,586; fresh-rate 78.8-99.3 -> 73.3-77.3
+(529-1101x -> 488-816x), scans 58,519 -> 43,646; day 15,297, one run: fresh-score
 103.2 (338x) -> 58.3 (174x), scans 75,525 -> 28,279; fresh-rate 93.9 (308x) -> 73.6 (220x),
 scans 75,525 -> 65,798; burst 6,419: fresh-score 98.3 (934x) -> 68.6 (586x), fresh-rate 90.8
-(862x) -> 82.8 (707x); burst 15,297 before: 121.4 (298x) / 126.8 (311x). Same digests. What
+(862x) -> 82.8 (707x); burst 15,297: fresh-score 121.4 (298x) -> 69.0 (148x), scans 111,153
+-> 34,015; fresh-rate 126.8 (311x) -> 90.8 (195x), scans 111,153 -> 71,522. Same digests. What
 is left: nearly every remaining scan sees a new report (fresh-rate: most of them; each about
 2 ms: the fresh ECT, peer rates and speed noise of hedge.estimate.runtime about 30 %, the
 rule 12 %, snapshot validation 10 %, the snapshot 6 %), and the loop still visits every tick
