@@ -110,8 +110,8 @@ is the one its last scan saw and the rule cannot yet flag a task it could copy: 
 rule under a fixed table, ``hedge.detect.fresh.quiet_until``, or until a report could arrive)
 and cheaper scans of a changed table (``PreviousReports`` in place; one peer measure per task
 type). CPU s (x none, same run), before (d57360f) -> after (55fddf7), loaded machine (load
-7-12): day 6,419 tasks, before 3 runs, after 2 (interleaved): fresh-score 82.7-91.1
-(535-1011x) -> 64.3-65.0 (433-679x), scans 58,519 -> 29,586; fresh-rate 78.8-99.3 -> 73.3-77.3
+7-12): day 6,419 tasks, 3 runs each (two interleaved pairs): fresh-score 82.7-91.1
+(535-1011x) -> 58.4-65.0 (433-771x), scans 58,519 -> 29,586; fresh-rate 78.8-99.3 -> 51.2-77.3
 (529-1101x -> 488-816x), scans 58,519 -> 43,646; day 15,297, one run: fresh-score
 103.2 (338x) -> 58.3 (174x), scans 75,525 -> 28,279; fresh-rate 93.9 (308x) -> 73.6 (220x),
 scans 75,525 -> 65,798; burst 6,419: fresh-score 98.3 (934x) -> 68.6 (586x), fresh-rate 90.8
