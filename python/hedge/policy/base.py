@@ -23,7 +23,7 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import Actions, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
 from hedge.model.truth import Truth
 
 # Modules that define policies; importing one registers its classes. Add yours here.
@@ -113,6 +113,28 @@ class Policy(abc.ABC):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({params})"
+
+
+class OwnStateGate:
+    """A simulator scan gate read from each job's own policy object: the policy defines
+    ``_quiet_until(view, j, slots)``, the earliest time its ``decide`` could act or change
+    its state were the job not to change (``hedge.model.batch.own_state_wake``). Only the
+    compiled simulator passes the jobs' policies (``SlotView.policies``); the batch form
+    raises a HedgeError. Put before ``Policy`` (or its subclass) among the bases."""
+
+    name: str
+
+    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
+        """The batch form sees no job's own state: only the compiled path gates."""
+        raise own_state_batch_error(self.name)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
+        return own_state_wake(view) <= view.now
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
+        return own_state_wake(view)
 
 
 def register(cls: type[Policy]) -> type[Policy]:

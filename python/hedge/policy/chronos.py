@@ -58,12 +58,12 @@ from hedge.analysis.fitting import fit_pareto
 from hedge.errors import HedgeError
 from hedge.estimate import jvm_ect
 from hedge.model import Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
-from hedge.policy.base import Policy, register
+from hedge.model.batch import SlotView
+from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 
 
-class _Chronos(Policy):
+class _Chronos(OwnStateGate, Policy):
     """Shared planning and per-task bookkeeping of the three Chronos strategies."""
 
     strategy: ClassVar[str] = ""
@@ -183,20 +183,7 @@ class _Chronos(Policy):
     # Each decision is due at a time the job's own state fixes (a task's tau_est test, a
     # keep-one decision), at the first scan after a task is launched or seen, or while
     # copies are owed; the gate reads that state (``SlotView.policies``), so a job sleeps
-    # until the earliest such time or until it changes (issue 21).
-    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """The batch form cannot see a job's own state, nor a job without a running
-        attempt (whose waiting tasks chronos acts on): only the compiled path gates."""
-        raise own_state_batch_error(self.name)
-
-    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
-        return own_state_wake(view) <= view.now
-
-    def needs_scan_from(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
-        return own_state_wake(view)
-
+    # until the earliest such time or until it changes (issue 21; OwnStateGate).
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if ``decide`` on job ``j`` (this object's job) could act or change
         this object's state now; else the earliest time it could, were none of the job's

@@ -56,9 +56,9 @@ from hedge.estimate.runtime import (
     speed_noise_arrays,
 )
 from hedge.model import Actions, Snapshot
-from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
+from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
-from hedge.policy.base import Policy, register
+from hedge.policy.base import OwnStateGate, Policy, register
 
 # relative tolerance of the gates' comparisons (bincount and np.sum round differently)
 _GATE_TOL = 1e-9
@@ -521,7 +521,7 @@ def _distinct(ids: np.ndarray) -> bool:
     return len(ids) < 2 or bool((np.diff(np.sort(ids)) != 0).all())
 
 
-class FreshPolicy(DetectorPolicy):
+class FreshPolicy(OwnStateGate, DetectorPolicy):
     """A fresh-* detector policy: passes the job's speed noise, measured from the
     previous reports it remembers, to its detector.
 
@@ -571,18 +571,6 @@ class FreshPolicy(DetectorPolicy):
                                   i.candidates & verdict.judged & copyable, self.z,
                                   self.scan_interval)
         return verdict.flags
-
-    def needs_scan(self, batch: ScanBatch) -> np.ndarray:
-        """The batch form sees no job's own state: only the compiled path gates."""
-        raise own_state_batch_error(self.name)
-
-    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): ``_quiet_until`` is now."""
-        return own_state_wake(view) <= view.now
-
-    def needs_scan_from(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): ``_quiet_until`` (inf elsewhere)."""
-        return own_state_wake(view)
 
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if this job's table could differ from the one its kept inputs were
