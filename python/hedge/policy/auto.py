@@ -200,8 +200,8 @@ class HedgeAuto(Policy):
         self._weighed: set[int] = set()  # a small job's tasks judged on the pooled basis
 
     def join(self, shared: dict[str, object]) -> None:
-        """Pool residuals and race evidence with the cluster's other hedge-auto jobs (only
-        with ``pool_small``: the pool serves small jobs alone)."""
+        """Share the cluster's memory with its other hedge-auto jobs: race evidence with
+        ``pool_races``, residuals for small jobs with ``pool_small`` (neither: none)."""
         if not (self.pool_small or self.pool_races):
             return
         memory = shared.setdefault(self.name, ClusterMemory(len(LAMBDAS)))
