@@ -217,6 +217,12 @@ class HedgeAuto(Policy):
         return _normalised(self._log_belief)
 
     @property
+    def _peers_needed(self) -> int:
+        """Running originals with an estimate that stand in for ``min_completed`` completed
+        tasks (twice as many: the first tasks to complete are the fast ones)."""
+        return 2 * self.min_completed
+
+    @property
     def lam_estimate(self) -> float:
         """The belief's mean lam (the prior's ``lam`` until a race has ended)."""
         return float(self.belief @ LAMBDAS)
@@ -268,8 +274,8 @@ class HedgeAuto(Policy):
         ``_typical_runtimes`` to judge the type from their estimates, but too few of them
         have one yet."""
         originals = live_of_type & ~a.speculative
-        enough = 2 * self.min_completed
-        return int(originals.sum()) >= enough > int(np.isfinite(total[originals]).sum())
+        return (int(originals.sum()) >= self._peers_needed
+                > int(np.isfinite(total[originals]).sum()))
 
     def _small(self, snapshot: Snapshot, task_type: int, done: np.ndarray) -> bool:
         """Whether this type cannot judge itself yet and never could from its running
@@ -278,7 +284,7 @@ class HedgeAuto(Policy):
         job = snapshot.job
         tasks = job.n_maps if task_type == MAP else job.n_reduces
         return (self.pool_small and self._memory is not None and len(done) < self.min_completed
-                and tasks < 2 * self.min_completed)
+                and tasks < self._peers_needed)
 
     def _basis(self, snapshot: Snapshot, task_type: int, done: np.ndarray,
                of_type: np.ndarray, total: np.ndarray, small: bool) -> Basis | None:
@@ -456,7 +462,7 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         peers = of_type & ~a.speculative & np.isfinite(total)
         runtimes = np.concatenate([done, total[peers]])
-        enough = len(done) >= self.min_completed or peers.sum() >= 2 * self.min_completed
+        enough = len(done) >= self.min_completed or peers.sum() >= self._peers_needed
         return runtimes[runtimes > 0] if enough else done[:0]
 
     def _busy(self, snapshot: Snapshot) -> float:
