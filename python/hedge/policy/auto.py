@@ -106,6 +106,7 @@ import numpy as np
 
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
+from hedge.policy.auto_kernels import finish_bounds, judge_core, log_residuals, median
 from hedge.policy.base import Policy, register
 from hedge.policy.cluster_memory import ClusterMemory
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
@@ -121,6 +122,7 @@ MAX_CANDIDATES = 32  # the slowest tasks of a type judged per scan
 # (11 lam values x 32 candidates x every residual), and 64 quantiles move an expectation by
 # well under a percent of the median run time.
 MAX_RESIDUALS = 64
+QUANTILES = (np.arange(MAX_RESIDUALS) + 0.5) / MAX_RESIDUALS  # _summarised's mid-points
 # how far (log sd) an attempt's own run-time estimate may be from its true run time: the
 # width of the likelihood of a copy's observed run time under each lam (Race)
 ESTIMATE_LOG_SD = 0.2
@@ -293,8 +295,8 @@ class HedgeAuto(Policy):
         ``probe_races`` races of the cluster's jobs have taught the pooled belief, the
         cluster's pooled residuals; else None (not judged)."""
         if len(done) >= self.min_completed:
-            m = float(np.median(done))
-            return Basis(m, _summarised(np.log(done / m)), self.belief)
+            m, residual = log_residuals(done, QUANTILES)  # as _summarised(log(done / median))
+            return Basis(m, residual, self.belief)
         memory = self._memory
         if not small or memory is None or memory.races < self.probe_races:
             return None
@@ -334,30 +336,30 @@ class HedgeAuto(Policy):
             self._weighed.update(a.task[rows].tolist())
         if not len(rows):
             return []
-        residual = basis.residual
-        left = remaining[rows]
         # a task with k x its peers' input takes k ** beta x as long at their pace, and so
         # would its copy: only the rest of its slowness is the model's to split
         # (docs/trace-model.md); a pooled task is its own median
         typical = total[rows] if basis.pooled else m * scale[rows]
-        lam = LAMBDAS[:, None, None]  # axes: lam, candidate, residual
-        copy = typical[None, :, None] * np.exp(
-            (1 - lam) * np.log(np.maximum(total[rows], 1e-9) / typical)[None, :, None]
-            + lam * residual)
-        race = np.minimum(copy, left[None, :, None])  # the copy's end (the task's, if later)
         check = self._check_time(snapshot, of_type)
-        ahead = copy < left[None, :, None]
-        slot = np.where(ahead, copy, _loser_slot(copy, left[None, :, None], check, self.kill_z))
         finish, rest = self._finish_bounds(snapshot, task_type, of_type, rows, remaining, m)
-        best_k, benefit, cost = self._best_count(snapshot, race, slot, finish, rest,
-                                                 basis.belief)
+        # per lam and candidate, over the residuals: the mean saving of the finish, the
+        # mean slot time (_loser_slot's for a copy that loses) and the share of copies
+        # ahead (_copies' copy times; compiled: auto_kernels.judge_core)
+        width = self.kill_z * ESTIMATE_LOG_SD
+        saving, slot, win = judge_core(LAMBDAS, typical, total[rows], remaining[rows],
+                                       basis.residual, check, self.kill_z, width,
+                                       math.exp(width), math.exp(width * ERROR_FLOOR),
+                                       finish, rest)
+        best_k, benefit, cost = self._best_count(snapshot, saving, slot, basis.belief)
         if not best_k:
             return []
         room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
-        win = ahead.mean(axis=2)  # per lam and candidate
-        for k, task in enumerate(chosen):
-            self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
+        if chosen:
+            n = len(chosen)
+            copy = _copies(typical[:n], total[rows[:n]], basis.residual)
+            for k, task in enumerate(chosen):
+                self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
         if chosen:
             log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f%s", chosen,
                       finish, benefit, cost, float(basis.belief @ LAMBDAS),
@@ -376,33 +378,20 @@ class HedgeAuto(Policy):
         longer bounds the finish); an attempt without an estimate yet (just started, or a
         copy just made) needs about ``m`` more."""
         a = snapshot.attempts
-        bound = np.where(np.isfinite(remaining), remaining, m)
-        typed = np.flatnonzero(of_type)
-        _, task_of = np.unique(a.task[typed], return_inverse=True)
-        task_end = np.full(task_of.max(initial=-1) + 1, np.inf)
-        np.minimum.at(task_end, task_of, bound[typed])
-        ends = task_end[task_of]
-        others = ends[~np.isin(typed, rows)]
-        outside = float(others.max()) if len(others) and others.max() > 0 else 0.0
         waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
-        left = remaining[rows]
-        after = np.append(np.maximum.accumulate(left[::-1])[::-1][1:], 0.0)
-        rest = np.maximum(np.maximum(after, outside), m if waiting else 0.0)
-        return float(ends.max()), rest
+        return finish_bounds(remaining, a.task, np.flatnonzero(of_type), rows, m,
+                             m if waiting else 0.0)
 
-    def _best_count(self, snapshot: Snapshot, race: np.ndarray, slot: np.ndarray,
-                    finish: float, rest: np.ndarray,
+    def _best_count(self, snapshot: Snapshot, saving: np.ndarray, slot: np.ndarray,
                     belief: np.ndarray) -> tuple[int, float, float]:
         """(K, its benefit, its cost): the number of top candidates whose copies' expected
         saving of the type's finish beats their summed cost by most (0: none pays).
 
-        ``race``/``slot``: per lam, candidate and residual, each copy's end and slot time;
-        ``rest``: per K, what else bounds the finish (``_finish_bounds``); ``belief``: the
-        probability of each lam."""
-        end = np.maximum.accumulate(race, axis=1)  # the latest of the top K copies' ends
-        saving = np.maximum(finish - np.maximum(end, rest[None, :, None]), 0).mean(axis=2)
+        ``saving``/``slot``: per lam and K, the mean saving of the type's finish once the
+        top K are copied, and the K-th copy's mean slot time (``judge_core``); ``belief``:
+        the probability of each lam."""
         benefit = belief @ saving
-        cost = np.cumsum(self.cost_weight * self._busy(snapshot) * (belief @ slot.mean(axis=2)))
+        cost = np.cumsum(self.cost_weight * self._busy(snapshot) * (belief @ slot))
         net = np.where(benefit >= self.min_saving, benefit - cost, 0.0)
         if not net.max(initial=0.0) > 0:
             return 0, 0.0, 0.0
@@ -417,7 +406,7 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         delay = (a.first_progress_time - a.start)[of_type]
         delay = delay[np.isfinite(delay)]
-        return 2.0 * float(np.median(delay)) if len(delay) else math.inf
+        return 2.0 * median(delay) if len(delay) else math.inf
 
     def _room(self) -> int:
         """Copies this job may start now: unlimited once ``probe_races`` races have taught
@@ -617,6 +606,15 @@ class Race:
         return np.log(np.clip(likelihood, 0.01, 1.0))
 
 
+def _copies(typical: np.ndarray, total: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    """What each candidate's copy would take (s), per lam, candidate and residual: ``C = M
+    * exp((1 - lam) * log(T / M) + lam * e)`` for typical run time ``M`` and run time ``T``
+    (the module docstring). ``judge_core`` computes the same values in place."""
+    lam = LAMBDAS[:, None, None]  # axes: lam, candidate, residual
+    return typical[None, :, None] * np.exp(
+        (1 - lam) * np.log(np.maximum(total, 1e-9) / typical)[None, :, None] + lam * residual)
+
+
 def _loser_slot(copy: np.ndarray, left: np.ndarray, check: float,
                 kill_z: float) -> np.ndarray:
     """Slot-seconds of a copy that would lose (it takes ``copy`` s, its original ``left``):
@@ -628,7 +626,8 @@ def _loser_slot(copy: np.ndarray, left: np.ndarray, check: float,
     log(copy / left) / (kill_z * ESTIMATE_LOG_SD)`` of its run when close, never when within
     the error's floor (then it runs until its original ends). A near tie thus costs nearly
     the whole race, not ``check``: the price of not killing a copy that might still win.
-    (Only the near ties need a logarithm: the bounds are compared in seconds.)"""
+    (Only the near ties need a logarithm: the bounds are compared in seconds.) The numpy
+    statement of the rule ``auto_kernels.judge_core`` applies per copy (tested equal)."""
     left = np.broadcast_to(left, copy.shape)
     slot = np.minimum(left, check)  # far behind: killed at its first estimate
     if kill_z <= 0:
@@ -655,8 +654,9 @@ def _normalised(log_weights: np.ndarray) -> np.ndarray:
 
 
 def _summarised(residual: np.ndarray) -> np.ndarray:
-    """``residual`` itself, or its ``MAX_RESIDUALS`` mid-point quantiles when longer."""
+    """``residual`` itself, or its ``MAX_RESIDUALS`` mid-point quantiles when longer (the
+    numpy statement of ``auto_kernels.log_residuals``, tested equal)."""
     if len(residual) <= MAX_RESIDUALS:
         return residual
-    return np.quantile(residual, (np.arange(MAX_RESIDUALS) + 0.5) / MAX_RESIDUALS)
+    return np.quantile(residual, QUANTILES)
 

@@ -1,0 +1,219 @@
+"""Compiled numeric core of ``hedge-auto``'s scan (:mod:`hedge.policy.auto`; numba, no
+fastmath).
+
+A judged scan weighs up to 32 candidates x 11 lam values x 64 residuals; as numpy
+expressions that was some 60 small calls (~1.5 ms a scan, issue 21), so the call count, not
+the arithmetic, set its cost. These kernels do the same work in a few compiled calls.
+
+They give *bit-identical* results to the numpy code they replace (the expressions quoted in
+each docstring, kept as the reference in ``tests/unit/test_policy_auto_kernels.py``): the
+same floating-point operations in the same order, with no fastmath (LLVM neither contracts
+``a * b + c`` into an FMA nor reorders a sum). Where numpy's order is not the obvious one it
+is spelled out: a mean over an axis is numpy's pairwise sum (``_pairwise_sum``), a median the
+mean of the two middle values, a quantile numpy's ``linear`` method with its ``_lerp``;
+``exp`` and ``log`` are the C library's in both (numpy has no SIMD float64 ``exp``/``log``
+below AVX-512, where the tests would catch a difference).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _maximum(a: float, b: float) -> float:
+    """``np.maximum(a, b)`` (NaN in either gives NaN)."""
+    return a if a >= b or math.isnan(a) else b
+
+
+@njit(cache=True, inline="always")
+def _minimum(a: float, b: float) -> float:
+    """``np.minimum(a, b)`` (NaN in either gives NaN)."""
+    return a if a <= b or math.isnan(a) else b
+
+
+@njit(cache=True, inline="always")
+def _pairwise_sum(x: np.ndarray, n: int) -> float:
+    """``np.add.reduce`` of ``x[:n]`` as numpy does it over a contiguous axis of at most 128
+    values: sequentially below 8, else eight running sums combined as a tree, then the rest
+    (numpy's ``pairwise_sum``), added to the reduction's initial 0."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += x[i]
+        return 0.0 + res
+    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
+    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += x[i]
+        i += 1
+    return 0.0 + res
+
+
+@njit(cache=True)
+def median(x: np.ndarray) -> float:
+    """``np.median(x)`` of a 1-D array without NaN (NaN when empty): the middle value, or
+    the mean of the two middle values as numpy takes it (``(0 + a + b) / 2``)."""
+    n = len(x)
+    if n == 0:
+        return math.nan
+    s = np.sort(x)
+    h = n // 2
+    if n % 2:
+        return s[h]
+    return ((0.0 + s[h - 1]) + s[h]) / 2.0
+
+
+@njit(cache=True)
+def log_residuals(runtimes: np.ndarray, quantiles: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(m, r)``: ``m = np.median(runtimes)`` and ``r = np.log(runtimes / m)``, or, when
+    there are more than ``len(quantiles)`` of them, ``np.quantile(r, quantiles)`` (numpy's
+    ``linear`` method: index ``(n - 1) q`` between its floor and the next value, interpolated
+    by ``_lerp``: ``a + (b - a) t``, or ``b - (b - a)(1 - t)`` where ``t >= 0.5``).
+    ``runtimes``: positive, no NaN; ``quantiles`` in [0, 1)."""
+    m = median(runtimes)
+    n = len(runtimes)
+    r = np.empty(n)
+    for i in range(n):
+        r[i] = math.log(runtimes[i] / m)
+    if n <= len(quantiles):
+        return m, r
+    s = np.sort(r)
+    out = np.empty(len(quantiles))
+    for j in range(len(quantiles)):
+        virtual = float(n - 1) * quantiles[j]
+        lower = math.floor(virtual)
+        below = int(lower)
+        if virtual >= n - 1:  # numpy's index above bounds: the largest value
+            out[j] = s[n - 1]
+            continue
+        t = virtual - float(below)
+        a, b = s[below], s[below + 1]
+        d = b - a
+        out[j] = b - d * (1.0 - t) if t >= 0.5 else a + d * t
+    return m, out
+
+
+@njit(cache=True)
+def judge_core(lambdas: np.ndarray, typical: np.ndarray, total: np.ndarray,
+               left: np.ndarray, residual: np.ndarray, check: float, kill_z: float,
+               width: float, e_close: float, e_tie: float, finish: float,
+               rest: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per lam value and candidate: the mean saving of the type's finish, the mean slot
+    time and the share of residuals whose copy wins (``saving``, ``slot``, ``win``, each
+    ``(len(lambdas), len(typical))``), over the residuals, as these numpy expressions
+    (axes lam, candidate, residual; ``lam = lambdas[:, None, None]``, ``left`` and ``rest``
+    broadcast as ``[None, :, None]``)::
+
+        copy = typical * exp((1 - lam) * log(maximum(total, 1e-9) / typical)
+                             + lam * residual)
+        race = minimum(copy, left); ahead = copy < left
+        slot = where(ahead, copy, _loser_slot(copy, left, check, kill_z))
+        end = maximum.accumulate(race, axis=1)
+        saving = maximum(finish - maximum(end, rest), 0).mean(axis=2)
+        slot = slot.mean(axis=2); win = ahead.mean(axis=2)
+
+    ``width = kill_z * ESTIMATE_LOG_SD``, ``e_close = exp(width)``, ``e_tie = exp(width *
+    ERROR_FLOOR)`` (as ``_loser_slot`` computes them)."""
+    n_lam, n_cand, n_res = len(lambdas), len(typical), len(residual)
+    saving = np.empty((n_lam, n_cand))
+    slot_mean = np.empty((n_lam, n_cand))
+    win = np.empty((n_lam, n_cand))
+    log_ratio = np.empty(n_cand)
+    for k in range(n_cand):
+        log_ratio[k] = math.log(_maximum(total[k], 1e-9) / typical[k])
+    end = np.empty(n_res)  # the latest of the top k copies' ends, per residual
+    save_row = np.empty(n_res)
+    slot_row = np.empty(n_res)
+    for li in range(n_lam):
+        lam = lambdas[li]
+        stay = 1.0 - lam
+        for k in range(n_cand):
+            t = left[k]
+            close_at, tie_at = t * e_close, t * e_tie
+            far = _minimum(t, check)  # a loser far behind: killed at its first estimate
+            wins = 0
+            for r in range(n_res):
+                copy = typical[k] * math.exp(stay * log_ratio[k] + lam * residual[r])
+                race = _minimum(copy, t)
+                end[r] = race if k == 0 else _maximum(end[r], race)
+                save_row[r] = _maximum(finish - _maximum(end[r], rest[k]), 0.0)
+                if copy < t:
+                    wins += 1
+                    slot_row[r] = copy
+                elif kill_z <= 0:
+                    slot_row[r] = far
+                elif copy <= close_at:
+                    if copy > tie_at:  # a near tie: killed at p* of its run, if before
+                        p_kill = (1.0 - math.log(copy / t) / width) * copy
+                        slot_row[r] = _minimum(t, _maximum(check, p_kill))
+                    else:  # within the error's floor: runs until its original ends
+                        slot_row[r] = t
+                else:
+                    slot_row[r] = far
+            saving[li, k] = _pairwise_sum(save_row, n_res) / n_res
+            slot_mean[li, k] = _pairwise_sum(slot_row, n_res) / n_res
+            win[li, k] = wins / n_res
+    return saving, slot_mean, win
+
+
+@njit(cache=True)
+def finish_bounds(remaining: np.ndarray, task: np.ndarray, typed: np.ndarray,
+                  rows: np.ndarray, m: float, tail: float) -> tuple[float, np.ndarray]:
+    """The type's finish and, per K, what else bounds it once the top K candidates are
+    copied (``HedgeAuto._finish_bounds``).
+
+    ``remaining``, ``task``: per attempt row, its remaining time and task; ``typed``: the
+    rows of the type's running attempts; ``rows``: the candidates' rows, slowest first;
+    ``tail``: ``m`` while a task of the type waits for a slot, else 0. An attempt without a
+    finite estimate needs ``m`` more; each task ends with its first attempt
+    (``np.minimum.at`` per task); the finish is the latest task end (``max``); the tasks not
+    candidates bound it from outside (``max``, 0 unless positive); then per K the candidates
+    after the K-th (a reversed ``maximum.accumulate``, 0 after the last)."""
+    n = len(typed)
+    top = -1
+    for i in range(n):
+        top = max(top, task[typed[i]])
+    first = np.full(top + 1, np.inf)
+    for i in range(n):
+        x = remaining[typed[i]]
+        bound = x if math.isfinite(x) else m
+        first[task[typed[i]]] = _minimum(first[task[typed[i]]], bound)
+    chosen = np.zeros(len(remaining), np.bool_)
+    for k in range(len(rows)):
+        chosen[rows[k]] = True
+    finish = -np.inf
+    outside = -np.inf
+    others = False
+    for i in range(n):
+        end = first[task[typed[i]]]
+        finish = end if i == 0 else _maximum(finish, end)
+        if not chosen[typed[i]]:
+            outside = end if not others else _maximum(outside, end)
+            others = True
+    if not (others and outside > 0):
+        outside = 0.0
+    k_all = len(rows)
+    rest = np.empty(k_all)
+    after = 0.0
+    for k in range(k_all - 1, -1, -1):
+        rest[k] = _maximum(_maximum(after, outside), tail)
+        left = remaining[rows[k]]
+        after = left if k == k_all - 1 else _maximum(after, left)
+    return finish, rest
