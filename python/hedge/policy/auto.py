@@ -106,7 +106,13 @@ import numpy as np
 
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
-from hedge.policy.auto_kernels import finish_bounds, judge_core, log_residuals, median
+from hedge.policy.auto_kernels import (
+    candidates,
+    finish_bounds,
+    judge_core,
+    log_residuals,
+    median,
+)
 from hedge.policy.base import Policy, register
 from hedge.policy.cluster_memory import ClusterMemory
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
@@ -429,17 +435,13 @@ class HedgeAuto(Policy):
         which a copy would read again (a task with more data that is also slower than its
         data explains stays a candidate)."""
         a = snapshot.attempts
-        rows = np.flatnonzero(of_type & (per_task[a.task] == 1) & ~a.speculative
-                              & np.isfinite(remaining) & (remaining > 0))
-        if self._races or self._lost:
-            raced = np.fromiter([*self._races, *self._lost], np.int64)
-            rows = rows[~np.isin(a.task[rows], raced)]
-        skewed = ((input_ratio[rows] >= self.skew_ratio)
-                  & (total[rows] / scale[rows] <= self.skew_ratio * m))
-        for r in rows[skewed]:
+        raced = np.fromiter([*self._races, *self._lost], np.int64)
+        rows, skewed = candidates(of_type, per_task, a.task, a.speculative, remaining, total,
+                                  input_ratio, scale, raced, self.skew_ratio, m,
+                                  MAX_CANDIDATES)
+        for r in skewed:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
-        rows = rows[~skewed]
-        return rows[np.argsort(-remaining[rows], kind="stable")][:MAX_CANDIDATES]
+        return rows
 
     def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
                           total: np.ndarray) -> np.ndarray:

@@ -217,3 +217,36 @@ def finish_bounds(remaining: np.ndarray, task: np.ndarray, typed: np.ndarray,
         left = remaining[rows[k]]
         after = left if k == k_all - 1 else _maximum(after, left)
     return finish, rest
+
+
+@njit(cache=True)
+def candidates(of_type: np.ndarray, per_task: np.ndarray, task: np.ndarray,
+               speculative: np.ndarray, remaining: np.ndarray, total: np.ndarray,
+               input_ratio: np.ndarray, scale: np.ndarray, raced: np.ndarray,
+               skew_ratio: float, m: float, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, skewed)``: the rows of running originals of the type (``of_type``) with one
+    live attempt (``per_task``), a finite positive remaining time, a task not in ``raced``
+    and no skew, slowest first (a stable sort on ``-remaining``), at most ``limit``; and the
+    rows left out for skew (input ratio ``>= skew_ratio`` and ``total / scale <= skew_ratio
+    * m``: ``HedgeAuto._candidates``)."""
+    excluded = np.zeros(len(per_task), np.bool_)
+    for i in range(len(raced)):
+        excluded[raced[i]] = True
+    keep = np.empty(len(task), np.int64)
+    skew = np.empty(len(task), np.int64)
+    n_keep = n_skew = 0
+    bar = skew_ratio * m
+    for i in range(len(task)):
+        x = remaining[i]
+        if not (of_type[i] and per_task[task[i]] == 1 and not speculative[i]
+                and math.isfinite(x) and x > 0 and not excluded[task[i]]):
+            continue
+        if input_ratio[i] >= skew_ratio and total[i] / scale[i] <= bar:
+            skew[n_skew] = i
+            n_skew += 1
+        else:
+            keep[n_keep] = i
+            n_keep += 1
+    keep = keep[:n_keep]
+    order = np.argsort(-remaining[keep], kind="mergesort")
+    return keep[order[:limit]], skew[:n_skew]
