@@ -18,7 +18,13 @@ from hedge.policy.auto import (
     _loser_slot,
     _summarised,
 )
-from hedge.policy.auto_kernels import finish_bounds, judge_core, log_residuals, median
+from hedge.policy.auto_kernels import (
+    candidates,
+    finish_bounds,
+    judge_core,
+    log_residuals,
+    median,
+)
 
 
 def _judge_numpy(typical, total, left, residual, check, kill_z, finish, rest):
@@ -108,3 +114,36 @@ def test_median_and_residual_quantiles_are_numpys(n: int) -> None:
     assert m == float(np.median(runtimes))
     assert _same(residual, _summarised(np.log(runtimes / m)))
     assert len(residual) == min(n, MAX_RESIDUALS)
+
+
+def _candidates_numpy(of_type, per_task, task, speculative, remaining, total, input_ratio,
+                      scale, raced, skew_ratio, m, limit):
+    """The numpy code candidates replaced (hedge-auto's _candidates)."""
+    rows = np.flatnonzero(of_type & (per_task[task] == 1) & ~speculative
+                          & np.isfinite(remaining) & (remaining > 0))
+    rows = rows[~np.isin(task[rows], raced)]
+    skewed = (input_ratio[rows] >= skew_ratio) & (total[rows] / scale[rows] <= skew_ratio * m)
+    kept = rows[~skewed]
+    return kept[np.argsort(-remaining[kept], kind="stable")][:limit], rows[skewed]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_candidates_are_the_numpy_candidates(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(1, 120))
+    n_tasks = n + 5
+    task = rng.integers(0, n_tasks, n)
+    per_task = np.bincount(task, minlength=n_tasks)
+    of_type = rng.random(n) < 0.8
+    speculative = rng.random(n) < 0.1
+    remaining = np.round(rng.lognormal(3, 1, n))  # ties: the stable order matters
+    remaining[rng.random(n) < 0.15] = np.nan
+    remaining[rng.random(n) < 0.1] = -1.0
+    total = remaining + rng.lognormal(2, 1, n)
+    input_ratio = rng.lognormal(0, 0.6, n)
+    scale = input_ratio ** 0.8
+    raced = rng.choice(n_tasks, int(rng.integers(0, 6)), replace=False).astype(np.int64)
+    args = (of_type, per_task, task, speculative, remaining, total, input_ratio, scale,
+            raced, 1.5, float(np.nanmedian(total)), 32)
+    got, want = candidates(*args), _candidates_numpy(*args)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()

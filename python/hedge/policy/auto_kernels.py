@@ -138,6 +138,18 @@ def judge_core(lambdas: np.ndarray, typical: np.ndarray, total: np.ndarray,
     log_ratio = np.empty(n_cand)
     for k in range(n_cand):
         log_ratio[k] = math.log(_maximum(total[k], 1e-9) / typical[k])
+    # exp dominates the cost; two lam values need fewer, with the same result bit for bit:
+    # at lam = 0, ``lam * e`` is a zero, and ``x + 0`` is x (or a zero of another sign,
+    # whose exp is 1 too), so a candidate's copies all take ``typical * exp(log_ratio)``;
+    # at lam = 1, ``(1 - lam) * log_ratio`` is a zero for a finite log_ratio, so a copy
+    # takes ``typical * exp(e)``, one exp per residual for every candidate
+    finite = True
+    for r in range(n_res):
+        finite = finite and math.isfinite(residual[r])
+    exp_residual = np.empty(n_res)
+    for r in range(n_res):
+        exp_residual[r] = math.exp(residual[r])
+    copies = np.empty(n_res)
     end = np.empty(n_res)  # the latest of the top k copies' ends, per residual
     save_row = np.empty(n_res)
     slot_row = np.empty(n_res)
@@ -145,12 +157,20 @@ def judge_core(lambdas: np.ndarray, typical: np.ndarray, total: np.ndarray,
         lam = lambdas[li]
         stay = 1.0 - lam
         for k in range(n_cand):
+            if lam == 0.0 and finite:
+                copies[:] = typical[k] * math.exp(stay * log_ratio[k])
+            elif lam == 1.0 and finite and math.isfinite(log_ratio[k]):
+                for r in range(n_res):
+                    copies[r] = typical[k] * exp_residual[r]
+            else:
+                for r in range(n_res):
+                    copies[r] = typical[k] * math.exp(stay * log_ratio[k] + lam * residual[r])
             t = left[k]
             close_at, tie_at = t * e_close, t * e_tie
             far = _minimum(t, check)  # a loser far behind: killed at its first estimate
             wins = 0
             for r in range(n_res):
-                copy = typical[k] * math.exp(stay * log_ratio[k] + lam * residual[r])
+                copy = copies[r]
                 race = _minimum(copy, t)
                 end[r] = race if k == 0 else _maximum(end[r], race)
                 save_row[r] = _maximum(finish - _maximum(end[r], rest[k]), 0.0)
