@@ -139,6 +139,8 @@ MIN_FIT = 5  # running originals with an input and an estimate before beta is fi
 # completed tasks of a type before a job pools its residuals for other jobs (the trace
 # model's smallest group with a spread of its own: docs/trace-model.md)
 MIN_GROUP = 5
+# the states as plain ints: an IntEnum member looked up on its class costs a Python call
+RUNNING, WAITING = int(AttemptState.RUNNING), int(AttemptState.WAITING)
 
 
 @dataclass
@@ -239,38 +241,39 @@ class HedgeAuto(Policy):
         a = snapshot.attempts
         remaining = jvm_ect(a, snapshot.now) - snapshot.now
         total = snapshot.now - a.start + remaining  # each attempt's estimated run time
-        kills = self._follow_races(snapshot, remaining)
-        live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+        running = a.state == RUNNING
+        kills = self._follow_races(snapshot, remaining, running)
+        waiting = a.state == WAITING
+        live = running | waiting
         n_tasks = snapshot.job.n_maps + snapshot.job.n_reduces
         per_task = np.bincount(a.task[live], minlength=n_tasks)
         chosen: list[int] = []
         judged = rescan = False
         for task_type in (MAP, REDUCE):
-            of_type = (a.state == AttemptState.RUNNING) & (a.task_type == task_type)
+            typed = a.task_type == task_type
+            of_type = running & typed
             done = self._typical_runtimes(snapshot, task_type, of_type, total)
             self._share(snapshot, task_type, done)
             small = self._small(snapshot, task_type, done)
             basis = self._basis(snapshot, task_type, done, of_type, total, small)
             if basis is not None and of_type.any():
-                chosen += self._judge(snapshot, task_type, basis, of_type, per_task,
+                chosen += self._judge(snapshot, basis, of_type, waiting & typed, per_task,
                                       remaining, total)
                 judged |= not basis.pooled
             # a small job's tasks are weighed once each, when first they can be (running,
             # with an estimate, the cluster taught): until then it rescans, for no
             # completion of its own need come first
-            rescan |= small and bool((live & (a.task_type == task_type)
+            rescan |= small and bool((live & typed
                                       & ~np.isin(a.task, list(self._weighed))).any())
             rescan |= small and bool(self._races)  # a small job's copy: follow its race
             # a type its running peers will let it judge once their estimates come (two
             # reports each): rescan for them, rather than sleep until a completion, which
             # in a job of long tasks comes when a copy could no longer pay
-            rescan |= basis is None and self._estimates_pending(
-                a, live & (a.task_type == task_type), total)
+            rescan |= basis is None and self._estimates_pending(a, live & typed, total)
         if not (judged or chosen):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
-        running = a.state == AttemptState.RUNNING
         avoid = np.unique(a.node[running & np.isin(a.task, chosen) & (a.node >= 0)])
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
@@ -328,8 +331,9 @@ class HedgeAuto(Policy):
         self._memory.replace(task_type, None if before is None else before[1], counts)
         self._pooled[task_type] = (completed, counts)
 
-    def _judge(self, snapshot: Snapshot, task_type: int, basis: Basis, of_type: np.ndarray,
-               per_task: np.ndarray, remaining: np.ndarray, total: np.ndarray) -> list[int]:
+    def _judge(self, snapshot: Snapshot, basis: Basis, of_type: np.ndarray,
+               waiting_of_type: np.ndarray, per_task: np.ndarray, remaining: np.ndarray,
+               total: np.ndarray) -> list[int]:
         """The tasks of one type worth a copy now: the K slowest candidates, for the K whose
         expected saving of the type's finish time exceeds their copies' cost by most."""
         a = snapshot.attempts
@@ -347,7 +351,8 @@ class HedgeAuto(Policy):
         # (docs/trace-model.md); a pooled task is its own median
         typical = total[rows] if basis.pooled else m * scale[rows]
         check = self._check_time(snapshot, of_type)
-        finish, rest = self._finish_bounds(snapshot, task_type, of_type, rows, remaining, m)
+        finish, rest = self._finish_bounds(snapshot, of_type, bool(waiting_of_type.any()),
+                                           rows, remaining, m)
         # per lam and candidate, over the residuals: the mean saving of the finish, the
         # mean slot time (_loser_slot's for a copy that loses) and the share of copies
         # ahead (_copies' copy times; compiled: auto_kernels.judge_core)
@@ -373,7 +378,7 @@ class HedgeAuto(Policy):
         return chosen
 
     @staticmethod
-    def _finish_bounds(snapshot: Snapshot, task_type: int, of_type: np.ndarray,
+    def _finish_bounds(snapshot: Snapshot, of_type: np.ndarray, waiting: bool,
                        rows: np.ndarray, remaining: np.ndarray,
                        m: float) -> tuple[float, np.ndarray]:
         """The type's finish without a copy, and for each K what else bounds it once the
@@ -383,10 +388,8 @@ class HedgeAuto(Policy):
         Each running task ends with its first attempt to end (a task whose copy is ahead no
         longer bounds the finish); an attempt without an estimate yet (just started, or a
         copy just made) needs about ``m`` more."""
-        a = snapshot.attempts
-        waiting = ((a.state == AttemptState.WAITING) & (a.task_type == task_type)).any()
-        return finish_bounds(remaining, a.task, np.flatnonzero(of_type), rows, m,
-                             m if waiting else 0.0)
+        return finish_bounds(remaining, snapshot.attempts.task, np.flatnonzero(of_type), rows,
+                             m, m if waiting else 0.0)
 
     def _best_count(self, snapshot: Snapshot, saving: np.ndarray, slot: np.ndarray,
                     belief: np.ndarray) -> tuple[int, float, float]:
@@ -496,7 +499,8 @@ class HedgeAuto(Policy):
         best = int(np.argmax(speed))
         return best if np.isfinite(speed[best]) and speed[best] > 1.0 else -1
 
-    def _follow_races(self, snapshot: Snapshot, remaining: np.ndarray) -> list[int]:
+    def _follow_races(self, snapshot: Snapshot, remaining: np.ndarray,
+                      running: np.ndarray) -> list[int]:
         """Note which attempt of each raced task is ahead, and end the races a copy has lost.
 
         A task gone from the snapshot has completed, and the attempt that was ahead at its
@@ -507,7 +511,6 @@ class HedgeAuto(Policy):
         if not self._races:
             return []
         a = snapshot.attempts
-        running = a.state == AttemptState.RUNNING
         kills: list[int] = []
         for task in list(self._races):
             rows = np.flatnonzero(running & (a.task == task))
