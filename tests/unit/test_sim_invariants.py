@@ -96,6 +96,12 @@ def test_copy_accounting_and_detection(runs):
         losers = a.duration[a.outcome == KILLED]
         assert row["wasted_s"] == pytest.approx(losers.sum())
         assert len(losers) >= row["copies_launched"] and row["wasted_s"] <= row["machine_time"]
+        # the copies' share of it: exactly the killed copies, never more than the whole
+        lost_copies = a.duration[a.copy & (a.outcome == KILLED)]
+        assert row["wasted_copies_s"] == pytest.approx(lost_copies.sum())
+        assert row["wasted_copies_s"] <= row["wasted_s"] + 1e-9
+        if row["copies_killed"]:
+            assert row["wasted_copies_s"] > 0
         if policy == "none":
             assert row["wasted_s"] == 0
             assert row["copies_launched"] == 0 and row["precision"] is None

@@ -27,7 +27,10 @@ def summarize(result: SimResult) -> dict:
     - makespan = last finish - first arrival; machine time = sum over every attempt that
       held a slot (killed ones included) of end - start; wasted_s = the part of it spent
       on attempts that were killed (copies and originals: the loser of every race, and
-      whatever a policy killed); energy_J (joules) from
+      whatever a policy killed); wasted_copies_s = the part of wasted_s spent on killed
+      copies (races a copy lost, copies a policy killed), so wasted_s - wasted_copies_s is
+      what killed originals held (the price of every race a copy won, and restarts);
+      energy_J (joules) from
       ``hedge.sim.energy``;
     - deadline hit rate (PoCD) = share of jobs finishing by their deadline (None without
       deadlines);
@@ -56,6 +59,7 @@ def summarize(result: SimResult) -> dict:
         "makespan": float(np.nanmax(result.finish) - result.arrival.min()) if len(times) else 0.0,
         "machine_time": float(att.duration.sum()),
         "wasted_s": float(att.duration[att.outcome == KILLED].sum()),
+        "wasted_copies_s": float(att.duration[copy & (att.outcome == KILLED)].sum()),
         "energy_J": float(result.energy),  # joules; the table shows kWh
         "deadline_hit_rate": _ratio(int(hits.sum()), int(has_deadline.sum())),
         "copies_launched": int(copy.sum()),
