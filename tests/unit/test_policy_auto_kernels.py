@@ -20,10 +20,12 @@ from hedge.policy.auto import (
 )
 from hedge.policy.auto_kernels import (
     candidates,
+    check_time,
     finish_bounds,
     judge_core,
     log_residuals,
     median,
+    typical_runtimes,
 )
 
 
@@ -147,3 +149,28 @@ def test_candidates_are_the_numpy_candidates(seed: int) -> None:
             raced, 1.5, float(np.nanmedian(total)), 32)
     got, want = candidates(*args), _candidates_numpy(*args)
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_typical_runtimes_and_check_time_are_the_numpy_ones(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(0, 40))
+    done = rng.lognormal(3, 1, int(rng.integers(0, 6)))
+    of_type = rng.random(n) < 0.7
+    speculative = rng.random(n) < 0.2
+    total = rng.lognormal(3, 1, n)
+    total[rng.random(n) < 0.3] = np.nan
+    total[rng.random(n) < 0.1] = -2.0  # an overdue estimate: not a run time
+    # hedge-auto's _typical_runtimes and _check_time as they were in numpy
+    peers = of_type & ~speculative & np.isfinite(total)
+    runtimes = np.concatenate([done, total[peers]])
+    enough = len(done) >= 3 or peers.sum() >= 6
+    want = runtimes[runtimes > 0] if enough else done[:0]
+    assert _same(typical_runtimes(done, of_type, speculative, total, 3, 6), want)
+    start = rng.uniform(0, 100, n)
+    first = start + rng.lognormal(1, 0.5, n)
+    first[rng.random(n) < 0.3] = np.nan  # no report yet
+    delay = (first - start)[of_type]
+    delay = delay[np.isfinite(delay)]
+    want_check = 2.0 * float(np.median(delay)) if len(delay) else math.inf
+    assert check_time(first, start, of_type) == want_check

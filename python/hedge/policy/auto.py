@@ -108,10 +108,11 @@ from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
 from hedge.policy.auto_kernels import (
     candidates,
+    check_time,
     finish_bounds,
     judge_core,
     log_residuals,
-    median,
+    typical_runtimes,
 )
 from hedge.policy.base import Policy, register
 from hedge.policy.cluster_memory import ClusterMemory
@@ -274,10 +275,12 @@ class HedgeAuto(Policy):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
+        if not chosen:
+            return Actions(speculate_task=[], prefer_node=[], avoid_nodes=[], kill_attempt=kills)
         avoid = np.unique(a.node[running & np.isin(a.task, chosen) & (a.node >= 0)])
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
-                       avoid_nodes=avoid if chosen else [], kill_attempt=kills)
+                       avoid_nodes=avoid, kill_attempt=kills)
 
     def _estimates_pending(self, a: AttemptTable, live_of_type: np.ndarray,
                            total: np.ndarray) -> bool:
@@ -413,9 +416,7 @@ class HedgeAuto(Policy):
         twice the type's median delay to a first report (JVM start-up, then one report
         interval; inf when no attempt of the type has reported yet)."""
         a = snapshot.attempts
-        delay = (a.first_progress_time - a.start)[of_type]
-        delay = delay[np.isfinite(delay)]
-        return 2.0 * median(delay) if len(delay) else math.inf
+        return check_time(a.first_progress_time, a.start, of_type)
 
     def _room(self) -> int:
         """Copies this job may start now: unlimited once ``probe_races`` races have taught
@@ -452,12 +453,9 @@ class HedgeAuto(Policy):
         type completed: theirs and the estimated run times of the running originals (the
         first tasks to complete are the fast ones; alone they would promise copies too
         fast)."""
-        done = snapshot.job.completed_runtimes(task_type)
-        a = snapshot.attempts
-        peers = of_type & ~a.speculative & np.isfinite(total)
-        runtimes = np.concatenate([done, total[peers]])
-        enough = len(done) >= self.min_completed or peers.sum() >= self._peers_needed
-        return runtimes[runtimes > 0] if enough else done[:0]
+        done = np.asarray(snapshot.job.completed_runtimes(task_type), float)
+        return typical_runtimes(done, of_type, snapshot.attempts.speculative, total,
+                                self.min_completed, self._peers_needed)
 
     def _busy(self, snapshot: Snapshot) -> float:
         c = snapshot.cluster

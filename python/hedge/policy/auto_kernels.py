@@ -270,3 +270,45 @@ def candidates(of_type: np.ndarray, per_task: np.ndarray, task: np.ndarray,
     keep = keep[:n_keep]
     order = np.argsort(-remaining[keep], kind="mergesort")
     return keep[order[:limit]], skew[:n_skew]
+
+
+@njit(cache=True)
+def typical_runtimes(done: np.ndarray, of_type: np.ndarray, speculative: np.ndarray,
+                     total: np.ndarray, min_completed: int, peers_needed: int) -> np.ndarray:
+    """``HedgeAuto._typical_runtimes``: the completed run times ``done`` followed by the
+    estimated run times ``total`` of the type's running originals with a finite one, those
+    above 0; empty unless ``min_completed`` completed or ``peers_needed`` originals have an
+    estimate."""
+    out = np.empty(len(done) + len(total))
+    n = 0
+    for i in range(len(done)):
+        out[n] = done[i]
+        n += 1
+    for i in range(len(total)):
+        if of_type[i] and not speculative[i] and math.isfinite(total[i]):
+            out[n] = total[i]
+            n += 1
+    if len(done) < min_completed and n - len(done) < peers_needed:
+        return out[:0]
+    kept = 0
+    for i in range(n):
+        if out[i] > 0:
+            out[kept] = out[i]
+            kept += 1
+    return out[:kept]
+
+
+@njit(cache=True)
+def check_time(first_progress_time: np.ndarray, start: np.ndarray,
+               of_type: np.ndarray) -> float:
+    """``HedgeAuto._check_time``: twice the median of the type's finite delays from start
+    to first report (inf when none)."""
+    delay = np.empty(len(start))
+    n = 0
+    for i in range(len(start)):
+        if of_type[i]:
+            x = first_progress_time[i] - start[i]
+            if math.isfinite(x):
+                delay[n] = x
+                n += 1
+    return 2.0 * median(delay[:n]) if n else math.inf
