@@ -1,14 +1,21 @@
-"""The one-pass compiled word count equals tokenize + value_counts + murmur3 exactly."""
+"""The one-pass compiled word count equals tokenize + value_counts + murmur3 exactly, both
+through numba's jit and through the ahead-of-time compiled module (every test runs twice)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hedge.errors import HedgeError
-from hedge.imkp import wordcount
+from hedge.imkp import wordcount, wordtable
 from hedge.imkp.hashing import murmur3_32
 from hedge.imkp.keys import Piece, Words, distinct_counts, tokenize
 from hedge.imkp.wordcount import WordCounter, count_words
@@ -16,6 +23,31 @@ from tests.integration.hadoop_job import tokenize as string_tokenizer
 
 TRICKY = ("alpha beta\tgamma\r\ndelta\fepsilon\x0bzeta \u00a0eta  θ\u2003ι\n\n"
           "Zürich 日本 🙂 a\x1cb end")
+
+
+@pytest.fixture(scope="session")
+def aot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A NUMBA_CACHE_DIR whose hedge_imkp folder holds the AOT module of the current source."""
+    root = tmp_path_factory.mktemp("numba-cache")
+    built = wordcount.build_compiled(root / "hedge_imkp")
+    assert built is not None and built.is_file(), "numba.pycc could not build the module"
+    return root
+
+
+@pytest.fixture(scope="session")
+def aot(aot_dir: Path) -> wordtable.Kernels:
+    loaded = wordtable.load_compiled(aot_dir / "hedge_imkp" / wordtable.compiled_path().name)
+    assert loaded is not None and loaded.origin == "aot"
+    return loaded
+
+
+@pytest.fixture(autouse=True, params=["jit", "aot"])
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+            ) -> wordtable.Kernels:
+    """Every counter of the test uses this path's kernels."""
+    chosen = wordtable.jit_kernels() if request.param == "jit" else request.getfixturevalue("aot")
+    monkeypatch.setattr(wordtable, "kernels", lambda: chosen)
+    return chosen
 
 
 def as_counter(data: bytes, seed: int = 0) -> Counter:
@@ -114,7 +146,7 @@ def test_words_counter_names_the_piece_with_bad_bytes(monkeypatch: pytest.Monkey
     counter.add(Piece("good.txt", "ok ü".encode()))
     with pytest.raises(HedgeError, match="bad.txt: invalid UTF-8"):
         counter.add(Piece("bad.txt", b"ok \xff\xfe bad"))
-    monkeypatch.setattr(wordcount, "PIECE_LIMIT", 8)
+    monkeypatch.setattr(wordtable, "PIECE_LIMIT", 8)
     with pytest.raises(HedgeError, match="big.txt: a piece of 9 bytes; pieces must be at most 8"):
         counter.add(Piece("big.txt", b"123456789"))
     keys, counts, _ = counter.take()
@@ -122,9 +154,70 @@ def test_words_counter_names_the_piece_with_bad_bytes(monkeypatch: pytest.Monkey
 
 
 def test_warm_cache_compiles_every_kernel_a_build_calls() -> None:
-    wordcount.warm_cache()
+    wordcount.warm_cache(compile_ahead=False)
     signatures = {f: set(getattr(wordcount, f).signatures)
                   for f in ("_count_into", "_rehash", "_counts")}
     assert all(signatures.values())
-    count_words(b" ".join(b"%d" % i for i in range(5000)))  # grows: nothing new to compile
+    # grows: nothing new to compile
+    count_words(b" ".join(b"%d" % i for i in range(5000)), compiled=wordtable.jit_kernels())
     assert {f: set(getattr(wordcount, f).signatures) for f in signatures} == signatures
+
+
+def test_aot_module_is_named_for_its_source_and_missing_means_jit(tmp_path: Path) -> None:
+    name = wordtable.compiled_name()
+    assert name.startswith(wordtable.COMPILED_PREFIX) and name == wordtable.compiled_name()
+    assert wordtable.load_compiled(tmp_path / (name + ".so")) is None
+    os.environ["HEDGE_IMKP_JIT"] = "1"
+    try:
+        assert wordtable.load_compiled() is None  # forced: the numba path
+    finally:
+        del os.environ["HEDGE_IMKP_JIT"]
+
+
+def test_aot_kernels_release_the_gil(aot: wordtable.Kernels) -> None:
+    # Builder threads count pieces in parallel only if a kernel call lets other threads run:
+    # while one thread counts ~40 MB, the main thread must keep running (with the GIL held
+    # it would stall for the whole call).
+    rng = np.random.default_rng(17)
+    letters = rng.integers(97, 101, (10 << 20, 4), dtype=np.uint8)
+    letters[:, 3] = 32  # 64 distinct three-letter words: one kernel call, no table growth
+    data = letters.tobytes()
+    counter = WordCounter(compiled=aot)
+    started, stamps = threading.Event(), []
+    took: list[float] = []
+
+    def count() -> None:
+        started.set()
+        t = time.perf_counter()
+        counter.add(data)
+        took.append(time.perf_counter() - t)
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    started.wait()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+    worker.join()
+    gaps = np.diff(stamps) if len(stamps) > 1 else np.array([took[0]])
+    assert took[0] > 0.05, "too short a call to tell"
+    assert gaps.max() < 0.5 * took[0], (gaps.max(), took[0])
+
+
+def test_cli_build_with_the_aot_module_does_not_import_numba(aot_dir: Path,
+                                                             tmp_path: Path) -> None:
+    text = tmp_path / "in.txt"
+    text.write_bytes(b"the quick brown fox jumps over the lazy dog the end\n" * 50)
+    script = ("import sys; from hedge.cli import main; code = main(sys.argv[1:]); "
+              "print('numba' in sys.modules); sys.exit(code)")
+    argv = ["imkp", "build", str(text), "-r", "3", "--threads", "2", "--no-progress",
+            "-o", str(tmp_path / "m.imkp")]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(aot_dir))
+    env.pop("HEDGE_IMKP_JIT", None)
+    ran = subprocess.run([sys.executable, "-c", script, *argv], env=env, capture_output=True,
+                         text=True, check=True)
+    assert ran.stdout.splitlines()[-1] == "False", ran.stdout
+    jit = subprocess.run([sys.executable, "-c", script, *argv[:-1], str(tmp_path / "j.imkp")],
+                         env=dict(env, HEDGE_IMKP_JIT="1"), capture_output=True, text=True,
+                         check=True)
+    assert jit.stdout.splitlines()[-1] == "True"  # the forced jit path does import it
+    assert (tmp_path / "m.imkp").read_bytes() == (tmp_path / "j.imkp").read_bytes()

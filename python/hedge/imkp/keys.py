@@ -216,7 +216,7 @@ class Words(Extractor):
 
     def distinct(self, piece: Piece, seed: int) -> tuple[pa.Array, np.ndarray, np.ndarray]:
         """The one-pass compiled count (``hedge.imkp.wordcount``), same answer as the default."""
-        from hedge.imkp.wordcount import count_words  # numba: imported when words are counted
+        from hedge.imkp.wordtable import count_words  # numba only without the AOT module
 
         check_text(piece.data, piece.source)
         keys, counts, hashes = count_words(piece.data, seed, piece.source)
@@ -233,12 +233,12 @@ class WordsCounter(KeyCounter):
     """The compiled word count over many pieces: keys are stored once, not once per piece."""
 
     def __init__(self, seed: int, capacity: int) -> None:
-        from hedge.imkp.wordcount import WordCounter  # numba: imported when words are counted
+        from hedge.imkp.wordtable import WordCounter  # numba only without the AOT module
 
         self.counter = WordCounter(seed, capacity)
 
     def add(self, piece: Piece) -> None:
-        from hedge.imkp.wordcount import check_piece
+        from hedge.imkp.wordtable import check_piece
 
         check_text(piece.data, piece.source)
         check_piece(piece.data, piece.source)

@@ -32,23 +32,33 @@ Counts and key offsets are 32-bit: a counter is emptied (``take``) before it has
 byte (``check_text`` rejects those before): then no token's word has a zero byte inside its
 length, so an empty slot is one whose word is zero, and a word's top byte is nonzero iff its
 token has 8 or more bytes. Compiled with numba (``nogil``, so builder threads run in parallel;
-``cache``, so compilation happens once per installation: ``make setup`` runs ``warm_cache``).
+``cache``, so compilation happens once per installation: ``make setup`` runs ``warm_cache``),
+and ahead of time into an extension module that imports without numba (``build_compiled``,
+also run by ``warm_cache``). The counter (``WordCounter``, re-exported here) and the choice
+between the two live in ``hedge.imkp.wordtable``, which a build imports instead of this module.
 """
 
 from __future__ import annotations
 
-import mmap
+import os
+import tempfile
+import warnings
+from pathlib import Path
 
 import numba
 import numpy as np
-import pyarrow as pa
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from hedge.errors import HedgeError
-from hedge.imkp.delimiters import DELIMITERS
+from hedge.imkp import wordtable
+from hedge.imkp.wordtable import (  # noqa: F401 - the counter's API, also reached from here
+    PIECE_LIMIT,
+    WordCounter,
+    check_piece,
+    count_words,
+)
 
 
 def _skip_numba_blas_probe() -> None:
@@ -83,23 +93,15 @@ def _skip_numba_blas_probe() -> None:
 
 _skip_numba_blas_probe()
 
-INITIAL_BITS = 12  # the table starts with 2**12 slots
 BELOW_0x21 = np.uint64(0x2121212121212121)
 HIGH_BITS = np.uint64(0x8080808080808080)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: Fibonacci hashing
 MIX = np.uint64(0xFF51AFD7ED558CCD)  # Murmur3's 64-bit finaliser constant
 COUNT_ONE = np.int64(1) << 32  # a slot's count lives in the high half of its second word
-PIECE_LIMIT = 1 << 30  # bytes in one piece ...
-BATCH_LIMIT = 1 << 30  # ... and fed to a counter before take: offsets and counts < 2**31
 MASK32 = np.uint64(0xFFFFFFFF)
-BATCH_TOKENS = 32  # tokens scanned (and their slots prefetched) per step of the pipeline
-HUGE_PAGE_MIN = 4 << 20  # bytes: tables this large go on huge pages
 C1, C2 = np.uint64(0xCC9E2D51), np.uint64(0x1B873593)  # Murmur3 x86_32 constants
 N1, F1, F2 = np.uint64(0xE6546B64), np.uint64(0x85EBCA6B), np.uint64(0xC2B2AE35)
 LONG_TAG = np.uint64(0x80000000)  # set in the tag of every token longer than 16 bytes
-# A byte <= 32 is looked up here; every byte above 32 is a token byte.
-_DELIMITER = np.zeros(33, dtype=np.bool_)
-_DELIMITER[list(DELIMITERS)] = True
 
 
 @intrinsic
@@ -401,123 +403,78 @@ def _counts(table: np.ndarray, used: int) -> np.ndarray:
     return counts
 
 
-def zeroed(shape: int | tuple[int, ...], dtype: type) -> np.ndarray:
-    """A zero-filled array; large ones on transparent huge pages where the kernel allows.
-
-    The table (and the stored keys, for long tokens) are read at random: with 4 KiB pages
-    nearly every probe of a table of a million keys also misses the TLB, and a page walk
-    (two-dimensional in a virtual machine) comes on top of the cache miss. Anonymous memory
-    is zero-filled.
-    """
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if size < HUGE_PAGE_MIN or not hasattr(mmap, "MADV_HUGEPAGE"):
-        return np.zeros(shape, dtype)
-    memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    memory.madvise(mmap.MADV_HUGEPAGE)
-    return np.frombuffer(memory, dtype=dtype).reshape(shape)
-
-
-def _grown(array: np.ndarray, size: int) -> np.ndarray:
-    """``array`` copied into a buffer of at least ``size`` elements (doubling)."""
-    if len(array) >= size:
-        return array
-    out = zeroed(max(size, 2 * len(array)), array.dtype)  # the arena is read at random too
-    out[:len(array)] = array
-    return out
-
-
-class WordCounter:
-    """Counts the tokens of many pieces into one table: (keys, counts, murmur3) at ``take``.
-
-    Strings are stored once per distinct token (the ``arena``), so a piece costs one table
-    probe per token and nothing per distinct token beyond its first occurrence; callers
-    ``take`` the counts when ``full`` (pieces of at most ``PIECE_LIMIT`` bytes each).
-    """
-
-    def __init__(self, seed: int = 0, capacity: int = 1 << 62) -> None:
-        self.seed = np.uint64(seed & 0xFFFFFFFF)
-        self.capacity = capacity
-        self.batches = np.empty((2, BATCH_TOKENS, 6), np.int64)  # the kernel's scratch
-        self.reset()
-
-    def reset(self) -> None:
-        # slot: word, word2, count << 32 | tag, key number
-        self.table = np.zeros((1 << INITIAL_BITS, 4), np.int64)
-        self.arena = np.empty(1 << 16, np.uint8)
-        # int32, as Arrow's binary offsets: take hands them over as they stand
-        self.key_offsets = np.zeros((1 << (INITIAL_BITS - 1)) + 1, np.int32)
-        self.hashes = np.empty(1 << (INITIAL_BITS - 1), np.uint32)
-        self.used = 0  # distinct keys
-        self.fed = 0  # bytes counted since the last reset
-
-    @property
-    def full(self) -> bool:
-        """Whether more keys or bytes could overflow the 32-bit counts and offsets."""
-        return self.used > self.capacity or self.fed >= BATCH_LIMIT
-
-    def add(self, data: bytes | bytearray) -> None:
-        """Count the tokens of ``data`` (no NUL byte; at most ``PIECE_LIMIT`` bytes)."""
-        raw = np.frombuffer(data, dtype=np.uint8)
-        raw.flags.writeable = False  # bytes and bytearray pieces share one compiled kernel
-        stored = int(self.key_offsets[self.used])
-        # room for every token of data, and 8 bytes for the last one's 8-byte stores
-        self.arena = _grown(self.arena, stored + len(raw) + 8)
-        i = 0
-        while True:
-            if 2 * self.used >= len(self.table):
-                self.grow()
-            if i >= len(raw):
-                break
-            i, self.used = _count_into(raw, i, _DELIMITER, self.table, self.arena,
-                                       self.key_offsets, self.hashes, self.used, self.seed,
-                                       self.batches)
-        self.fed += len(raw)
-
-    def grow(self) -> None:
-        """Twice the slots, and room for as many keys as the larger table may take."""
-        grown = zeroed((2 * len(self.table), 4), np.int64)
-        _rehash(self.table, grown)
-        self.table = grown
-        self.key_offsets = _grown(self.key_offsets, len(grown) // 2 + 1)
-        self.hashes = _grown(self.hashes, len(grown) // 2)
-
-    def take(self) -> tuple[pa.Array, np.ndarray, np.ndarray]:
-        """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32)."""
-        used = self.used
-        offsets = self.key_offsets[:used + 1]
-        keys = pa.Array.from_buffers(pa.binary(), used,
-                                     [None, pa.py_buffer(offsets),
-                                      pa.py_buffer(self.arena[:int(offsets[-1])])])
-        counts, hashes = _counts(self.table, used), self.hashes[:used]
-        self.reset()
-        return keys, counts, hashes
-
-
-def warm_cache() -> None:
+def warm_cache(compile_ahead: bool = True) -> None:
     """Compile (or load from numba's cache) every kernel a build calls, with the argument
-    types a build passes: ``make setup`` runs it, so the first ``hedge imkp build`` does
-    not spend about 8 s of CPU compiling."""
-    counter = WordCounter()
+    types a build passes, then build the ahead-of-time module (``build_compiled``) unless
+    ``compile_ahead`` is false: ``make setup`` runs it, so the first ``hedge imkp build``
+    does not spend about 8 s of CPU compiling, nor later ones 0.4 s importing numba."""
+    counter = WordCounter(compiled=wordtable.jit_kernels())
     counter.add(b"warm the cache")
     counter.grow()
     counter.take()
+    if compile_ahead:
+        build_compiled()
 
 
-def count_words(data: bytes | bytearray, seed: int = 0, source: str = "input"
-                ) -> tuple[pa.Array, np.ndarray, np.ndarray]:
-    """(distinct tokens as Arrow binary, their counts int64, their murmur3_32 uint32).
+# The kernels' argument types as a build passes them (``WordCounter``): the AOT module has
+# exactly these signatures, one each.
+_BYTES = types.Array(types.uint8, 1, "C", readonly=True)
+_SIGNATURES = {
+    "count_into": types.Tuple((types.int64, types.int64))(
+        _BYTES, types.int64, types.Array(types.bool_, 1, "C"), types.Array(types.int64, 2, "C"),
+        types.Array(types.uint8, 1, "C"), types.Array(types.int32, 1, "C"),
+        types.Array(types.uint32, 1, "C"), types.int64, types.uint64,
+        types.Array(types.int64, 3, "C")),
+    "rehash": types.void(types.Array(types.int64, 2, "C"), types.Array(types.int64, 2, "C")),
+    "counts": types.Array(types.int64, 1, "C")(types.Array(types.int64, 2, "C"), types.int64),
+}
 
-    ``data`` must hold no NUL byte (the caller checks; see the module docstring).
-    """
-    check_piece(data, source)
-    counter = WordCounter(seed)
-    counter.add(data)
-    return counter.take()
+
+class _GilFreeFlags(numba.core.compiler.Flags):
+    """numba.pycc's compile flags, but the Python wrappers release the GIL while a kernel
+    runs, as ``nogil=True`` does for the jit (builder threads count in parallel)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.release_gil = True
 
 
-def check_piece(data: bytes | bytearray, source: str) -> None:
-    """HedgeError for a piece too large for 32-bit counts and key offsets."""
-    if len(data) > PIECE_LIMIT:
-        raise HedgeError(f"{source}: a piece of {len(data)} bytes; pieces must be at most "
-                         f"{PIECE_LIMIT} bytes (1 GiB; a token with no delimiter for 1 GiB? "
-                         "or use a smaller --block-size)")
+def build_compiled(directory: Path | None = None) -> Path | None:
+    """Compile the kernels ahead of time into an extension module that imports without
+    numba (``hedge.imkp.wordtable``); its path, or None (with a warning) when it cannot be
+    built here (numba.pycc needs a C compiler and Python's headers). The module is written
+    under a temporary name and renamed, so a concurrent build never loads half a file."""
+    from unittest import mock
+
+    target = wordtable.compiled_path() if directory is None else \
+        directory / wordtable.compiled_path().name
+    if target.is_file():  # its name says what it was built from: nothing to do
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    name = wordtable.compiled_name()
+    kernels = {"count_into": _count_into, "rehash": _rehash, "counts": _counts}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pycc is "pending deprecation" since numba 0.57
+            import numba.pycc
+            import numba.pycc.compiler as pycc_compiler
+
+            with tempfile.TemporaryDirectory(dir=target.parent, prefix=".aot-") as work:
+                cc = numba.pycc.CC(name)
+                cc.output_dir = work
+                cc.output_file = target.name
+                cc.target_cpu = "host"  # like the jit: this machine's instructions
+                for symbol, kernel in kernels.items():
+                    cc.export(symbol, _SIGNATURES[symbol])(kernel.py_func)
+                with mock.patch.object(pycc_compiler, "Flags", _GilFreeFlags):
+                    cc.compile()
+                os.replace(Path(work) / target.name, target)
+        for stale in target.parent.glob(wordtable.COMPILED_PREFIX + "*"):
+            if stale != target:  # built from an older source: never loaded again
+                stale.unlink(missing_ok=True)
+    except Exception as exc:  # noqa: BLE001 - the jit path still works; say why, go on
+        warnings.warn(f"ImKP word count: no ahead-of-time module ({type(exc).__name__}: "
+                      f"{exc}); builds import numba instead (about 0.4 s of CPU each)",
+                      stacklevel=2)
+        return None
+    return target
