@@ -37,7 +37,7 @@ def _judge_numpy(typical, total, left, residual, check, kill_z, finish, rest):
     slot = np.where(ahead, copy, _loser_slot(copy, left[None, :, None], check, kill_z))
     end = np.maximum.accumulate(race, axis=1)
     saving = np.maximum(finish - np.maximum(end, rest[None, :, None]), 0).mean(axis=2)
-    return saving, slot.mean(axis=2), ahead.mean(axis=2)
+    return saving, slot.mean(axis=2)
 
 
 def _finish_numpy(remaining, task, typed, rows, m, tail):
@@ -75,12 +75,18 @@ def test_judge_core_is_the_numpy_judge_bit_for_bit(seed: int) -> None:
     finish = float(left[0] * rng.uniform(1, 1.5))
     rest = np.maximum(np.append(left[1:], 0.0), rng.uniform(0, left[0]))
     width = kill_z * ESTIMATE_LOG_SD
-    got = judge_core(LAMBDAS, typical, total, left, residual, check, kill_z, width,
+    belief = rng.dirichlet(np.ones(len(LAMBDAS)))
+    belief[rng.random(len(LAMBDAS)) < 0.4] = 0.0  # underflowed: those rows are skipped
+    got = judge_core(LAMBDAS, belief, typical, total, left, residual, check, kill_z, width,
                      math.exp(width), math.exp(width * ERROR_FLOOR), finish, rest)
     want = _judge_numpy(typical, total, left, residual, check, kill_z, finish, rest)
-    assert all(_same(g, w) for g, w in zip(got, want, strict=True))
+    kept = belief > 0
+    assert all(_same(g[kept], w[kept]) for g, w in zip(got, want, strict=True))
+    # what the caller reads: the belief-weighted rows, the same bit for bit
+    assert all(_same(belief @ g, belief @ w) for g, w in zip(got, want, strict=True))
     # a case that tests something: some copies win and some lose
-    assert 0 < want[2].mean() < 1 or k == 1
+    ahead = _copies(typical, total, residual) < left[None, :, None]
+    assert 0 < ahead.mean() < 1 or k == 1
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -356,14 +356,14 @@ class HedgeAuto(Policy):
         check = self._check_time(snapshot, of_type)
         finish, rest = self._finish_bounds(snapshot, of_type, bool(waiting_of_type.any()),
                                            rows, remaining, m)
-        # per lam and candidate, over the residuals: the mean saving of the finish, the
-        # mean slot time (_loser_slot's for a copy that loses) and the share of copies
-        # ahead (_copies' copy times; compiled: auto_kernels.judge_core)
+        # per lam and candidate, over the residuals: the mean saving of the finish and the
+        # mean slot time (_loser_slot's for a copy that loses) of _copies' copy times
+        # (compiled: auto_kernels.judge_core)
         width = self.kill_z * ESTIMATE_LOG_SD
-        saving, slot, win = judge_core(LAMBDAS, typical, total[rows], remaining[rows],
-                                       basis.residual, check, self.kill_z, width,
-                                       math.exp(width), math.exp(width * ERROR_FLOOR),
-                                       finish, rest)
+        saving, slot = judge_core(LAMBDAS, basis.belief, typical, total[rows],
+                                  remaining[rows], basis.residual, check, self.kill_z, width,
+                                  math.exp(width), math.exp(width * ERROR_FLOOR), finish,
+                                  rest)
         best_k, benefit, cost = self._best_count(snapshot, saving, slot, basis.belief)
         if not best_k:
             return []
@@ -372,6 +372,7 @@ class HedgeAuto(Policy):
         if chosen:
             n = len(chosen)
             copy = _copies(typical[:n], total[rows[:n]], basis.residual)
+            win = (copy < remaining[rows[:n]][None, :, None]).mean(axis=2)  # per lam, copy
             for k, task in enumerate(chosen):
                 self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
         if chosen:
