@@ -87,14 +87,26 @@ def log_residuals(runtimes: np.ndarray, quantiles: np.ndarray) -> tuple[float, n
     ``linear`` method: index ``(n - 1) q`` between its floor and the next value, interpolated
     by ``_lerp``: ``a + (b - a) t``, or ``b - (b - a)(1 - t)`` where ``t >= 0.5``).
     ``runtimes``: positive, no NaN; ``quantiles`` in [0, 1)."""
-    m = median(runtimes)
     n = len(runtimes)
-    r = np.empty(n)
-    for i in range(n):
-        r[i] = math.log(runtimes[i] / m)
+    if n == 0:
+        return math.nan, np.empty(0)
+    ordered = np.sort(runtimes)
+    h = n // 2
+    m = ordered[h] if n % 2 else ((0.0 + ordered[h - 1]) + ordered[h]) / 2.0  # median()
     if n <= len(quantiles):
+        r = np.empty(n)
+        for i in range(n):
+            r[i] = math.log(runtimes[i] / m)
         return m, r
-    s = np.sort(r)
+    # the residuals of the sorted run times are the same values, in order unless rounding
+    # broke the order somewhere (then they are sorted again): one sort, not two
+    s = np.empty(n)
+    monotone = True
+    for i in range(n):
+        s[i] = math.log(ordered[i] / m)
+        monotone = monotone and (i == 0 or s[i] >= s[i - 1])
+    if not monotone:
+        s = np.sort(s)
     out = np.empty(len(quantiles))
     for j in range(len(quantiles)):
         virtual = float(n - 1) * quantiles[j]
