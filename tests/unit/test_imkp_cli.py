@@ -119,3 +119,25 @@ def test_build_freezes_the_collector_at_exit_only(built: Path, tmp_path: Path) -
                           timeout=300, env={**os.environ, "PYTHONPATH": str(repo / "python")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "frozen True"
+
+
+THREADS_AFTER = ("import os, sys; {before}import hedge.imkp.cli; "
+                 "print(len(os.listdir('/proc/self/task')), 'OPENBLAS_NUM_THREADS' in os.environ)")
+
+
+def test_imkp_commands_load_openblas_with_one_thread_and_leave_the_environment() -> None:
+    def threads_after(before: str = "", **env: str) -> tuple[int, bool]:
+        environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        out = subprocess.run([sys.executable, "-c", THREADS_AFTER.format(before=before)],
+                             env={**environ, **env}, capture_output=True, text=True, check=True)
+        count, has = out.stdout.split()
+        return int(count), has == "True"
+
+    ours, left = threads_after()
+    usual, _ = threads_after("import numpy; ")  # numpy first: OpenBLAS's own thread count
+    assert not left  # the variable was only there while numpy loaded
+    if (os.cpu_count() or 1) > 1:
+        assert ours < usual
+        assert threads_after(OPENBLAS_NUM_THREADS="2") == (usual, True)  # the user's choice
+    else:
+        assert ours == usual
