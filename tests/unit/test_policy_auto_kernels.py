@@ -25,6 +25,7 @@ from hedge.policy.auto_kernels import (
     judge_core,
     log_residuals,
     median,
+    race_facts,
     typical_runtimes,
 )
 
@@ -180,3 +181,29 @@ def test_typical_runtimes_and_check_time_are_the_numpy_ones(seed: int) -> None:
     delay = delay[np.isfinite(delay)]
     want_check = 2.0 * float(np.median(delay)) if len(delay) else math.inf
     assert check_time(first, start, of_type) == want_check
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_race_facts_are_what_the_numpy_loop_read(seed: int) -> None:
+    rng = np.random.default_rng(400 + seed)
+    n = int(rng.integers(1, 50))
+    task = rng.integers(0, 15, n)
+    running = rng.random(n) < 0.8
+    speculative = rng.random(n) < 0.4
+    remaining = rng.lognormal(2, 1, n)
+    remaining[rng.random(n) < 0.3] = np.nan
+    start, progress = rng.uniform(0, 100, n), rng.uniform(0, 1, n)
+    raced = rng.choice(20, int(rng.integers(1, 8)), replace=False).astype(np.int64)
+    counts, ends, copies = race_facts(task, running, speculative, remaining, start, progress,
+                                      raced)
+    for j, t in enumerate(raced.tolist()):  # hedge-auto's _follow_races as it was in numpy
+        rows = np.flatnonzero(running & (task == t))
+        copy, orig = rows[speculative[rows]], rows[~speculative[rows]]
+        assert counts[j].tolist() == [len(copy), len(orig)]
+        for side, which in enumerate((copy, orig)):
+            finite = remaining[which][np.isfinite(remaining[which])]
+            assert ends[j, side] == (finite.min() if len(finite) else math.inf)
+        if len(copy):
+            assert copies[j].tolist() == [start[copy].max(), progress[copy].max()]
+        else:
+            assert np.isnan(copies[j]).all()

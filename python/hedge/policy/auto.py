@@ -112,6 +112,7 @@ from hedge.policy.auto_kernels import (
     finish_bounds,
     judge_core,
     log_residuals,
+    race_facts,
     typical_runtimes,
 )
 from hedge.policy.base import Policy, register
@@ -511,26 +512,32 @@ class HedgeAuto(Policy):
             return []
         a = snapshot.attempts
         kills: list[int] = []
-        for task in list(self._races):
-            rows = np.flatnonzero(running & (a.task == task))
-            if not len(rows):
+        tasks = list(self._races)
+        # per race: (copies, originals) running, their soonest finite remaining times, and
+        # the copies' latest start and highest progress (auto_kernels.race_facts)
+        counts, ends, copies = race_facts(a.task, running, a.speculative, remaining, a.start,
+                                          a.progress, np.array(tasks, np.int64))
+        for j, task in enumerate(tasks):
+            n_copy, n_orig = int(counts[j, 0]), int(counts[j, 1])
+            if not n_copy + n_orig:
                 self._settle(task, won=self._races[task].ahead)
                 continue
-            copy, orig = rows[a.speculative[rows]], rows[~a.speculative[rows]]
-            copy_end, orig_end = _earliest(remaining[copy]), _earliest(remaining[orig])
-            if len(copy) and math.isfinite(copy_end):
-                self._learn(task, copy_end + snapshot.now - float(a.start[copy].max()))
-            if len(copy) and len(orig) and math.isfinite(copy_end):
+            copy_end, orig_end = float(ends[j, 0]), float(ends[j, 1])
+            copy_start, copy_progress = float(copies[j, 0]), float(copies[j, 1])
+            if n_copy and math.isfinite(copy_end):
+                self._learn(task, copy_end + snapshot.now - copy_start)
+            if n_copy and n_orig and math.isfinite(copy_end):
                 self._races[task].ahead = copy_end < orig_end
-                if self._behind(snapshot, copy, copy_end, orig_end):
-                    kills += a.attempt[copy].tolist()
+                if self._behind(snapshot, copy_start, copy_progress, copy_end, orig_end):
+                    rows = np.flatnonzero(running & (a.task == task) & a.speculative)
+                    kills += a.attempt[rows].tolist()
                     self._settle(task, won=False)
                     self._lost.add(task)
-            elif len(copy) and not len(orig):
+            elif n_copy and not n_orig:
                 self._races[task].ahead = True  # the original is gone, the copy runs on
         return kills
 
-    def _behind(self, snapshot: Snapshot, copy: np.ndarray, copy_end: float,
+    def _behind(self, snapshot: Snapshot, start: float, progress: float, copy_end: float,
                 orig_end: float) -> bool:
         """Whether a copy's own estimate puts it behind its original beyond doubt: to tie,
         its run time would have to be shorter than estimated by more than ``kill_z`` times
@@ -543,13 +550,11 @@ class HedgeAuto(Policy):
             return False
         if self.kill_z <= 0:
             return True
-        a = snapshot.attempts
-        start = float(a.start[copy].max())
         need = snapshot.now + orig_end - start  # the run time at which the copy ties
         estimate = snapshot.now + copy_end - start
         if not need > 0:
             return True
-        sd = ESTIMATE_LOG_SD * max(1.0 - float(a.progress[copy].max()), ERROR_FLOOR)
+        sd = ESTIMATE_LOG_SD * max(1.0 - progress, ERROR_FLOOR)
         return math.log(estimate / need) > self.kill_z * sd
 
     def _learn(self, task: int, copy_total: float) -> None:
@@ -643,12 +648,6 @@ def _loser_slot(copy: np.ndarray, left: np.ndarray, check: float,
     c, t = copy[tie], left[tie]
     slot[tie] = np.minimum(t, np.maximum(check, (1.0 - np.log(c / t) / width) * c))
     return slot
-
-
-def _earliest(remaining: np.ndarray) -> float:
-    """The soonest finite remaining time among some attempts (inf: none has an estimate)."""
-    finite = remaining[np.isfinite(remaining)]
-    return float(finite.min()) if len(finite) else math.inf
 
 
 def _normalised(log_weights: np.ndarray) -> np.ndarray:

@@ -334,3 +334,40 @@ def check_time(first_progress_time: np.ndarray, start: np.ndarray,
                 delay[n] = x
                 n += 1
     return 2.0 * median(delay[:n]) if n else math.inf
+
+
+@njit(cache=True)
+def race_facts(task: np.ndarray, running: np.ndarray, speculative: np.ndarray,
+               remaining: np.ndarray, start: np.ndarray, progress: np.ndarray,
+               raced: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per raced task (``raced``), from its running attempts (``HedgeAuto._follow_races``):
+    ``counts`` (copies, originals), ``ends`` (the soonest finite remaining time of its copies
+    and of its originals, inf where none has one) and ``copy`` (the latest
+    start and the highest progress of its copies, NaN where it has none, ``max`` with
+    numpy's NaN)."""
+    n = len(raced)
+    counts = np.zeros((n, 2), np.int64)
+    ends = np.full((n, 2), np.inf)
+    copy = np.full((n, 2), np.nan)
+    top = -1
+    for j in range(n):
+        top = max(top, raced[j])
+    index = np.full(top + 1, -1, np.int64)
+    for j in range(n):
+        index[raced[j]] = j
+    for i in range(len(task)):
+        if not running[i] or task[i] > top or index[task[i]] < 0:
+            continue
+        j = index[task[i]]
+        side = 0 if speculative[i] else 1
+        if side == 0:
+            if counts[j, 0] == 0:
+                copy[j, 0], copy[j, 1] = start[i], progress[i]
+            else:
+                copy[j, 0] = _maximum(copy[j, 0], start[i])
+                copy[j, 1] = _maximum(copy[j, 1], progress[i])
+        counts[j, side] += 1
+        x = remaining[i]
+        if math.isfinite(x) and x < ends[j, side]:
+            ends[j, side] = x
+    return counts, ends, copy
