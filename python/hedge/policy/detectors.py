@@ -36,6 +36,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from hedge.detect import fresh_kernels
 from hedge.detect.detectors import DETECTORS, fresh_inputs, known_mask
 from hedge.detect.fresh import (
     SCAN_INTERVAL,
@@ -46,7 +47,6 @@ from hedge.detect.fresh import (
     Verdict,
     fresh_rate_verdict,
     fresh_score_verdict,
-    quiet_until,
 )
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
@@ -562,15 +562,21 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         them from the snapshot), tested at ``now``; at the table's first scan, also until
         when they could not flag a task this policy could still copy."""
         i, a = self._inputs, snapshot.attempts
-        verdict = self._verdict(i.ect, a.start, a.report_sent, a.report_received,
-                                snapshot.now, i.known, i.candidates, i.noise,
-                                rate_spread=i.spread, **super().detector_params())
+        flags, parts = self._kernel_flags(i.ect, a.start, a.report_sent, a.report_received,
+                                          snapshot.now, i.known, i.candidates, i.noise,
+                                          i.spread)
         if np.isnan(i.quiet):
             copyable = ~(_member(a.task, self._copied) | _member(a.task, a.task[a.speculative]))
-            i.quiet = quiet_until(verdict, i.ect, a.start, a.report_sent, snapshot.now,
-                                  i.candidates & verdict.judged & copyable, self.z,
-                                  self.scan_interval)
-        return verdict.flags
+            i.quiet = fresh_kernels.quiet(parts, i.ect, a.start, a.report_sent, snapshot.now,
+                                          i.candidates & parts[1] & copyable, self.z,
+                                          self.scan_interval)
+        return flags
+
+    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
+        """The compiled verdict (``hedge.detect.fresh_kernels``, bit-identical to
+        ``_verdict``) of the columns and kept inputs ``_flags`` passes: the flags and what
+        ``fresh_kernels.quiet`` reads."""
+        raise NotImplementedError
 
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if this job's table could differ from the one its kept inputs were
@@ -585,7 +591,8 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         return min(i.quiet, _table_quiet(slots, view.start, view.k, view.r0, view.r1,
                                          view.hw, now, i.since))
 
-    # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...)
+    # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...):
+    # the reference of _kernel_flags
     _verdict: ClassVar[Callable[..., Verdict]]
 
 
@@ -667,6 +674,10 @@ class FreshScorePolicy(FreshPolicy):
         self.z_last = z_last
         self.scan_interval = scan_interval
 
+    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
+        return fresh_kernels.score_flags(*columns, self.gap, self.horizon, self.z,
+                                         self.z_last, self.scan_interval)
+
 
 @register
 class FreshRatePolicy(FreshPolicy):
@@ -684,3 +695,7 @@ class FreshRatePolicy(FreshPolicy):
         self.z = z
         self.z_last = z_last
         self.scan_interval = scan_interval
+
+    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
+        return fresh_kernels.rate_flags(*columns, self.factor, self.z, self.z_last,
+                                        self.scan_interval)
