@@ -251,7 +251,10 @@ class HedgeAuto(Policy):
         per_task = np.bincount(a.task[live], minlength=n_tasks)
         chosen: list[int] = []
         judged = rescan = False
-        for task_type in (MAP, REDUCE):
+        job = snapshot.job
+        for task_type, n_of_type in ((MAP, job.n_maps), (REDUCE, job.n_reduces)):
+            if not n_of_type and not self.pool_small:
+                continue  # no task of this type: nothing to judge, pool or wait for
             typed = a.task_type == task_type
             of_type = running & typed
             done = self._typical_runtimes(snapshot, task_type, of_type, total)
