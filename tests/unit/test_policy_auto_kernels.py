@@ -22,6 +22,7 @@ from hedge.policy.auto_kernels import (
     candidates,
     check_time,
     finish_bounds,
+    input_ratio,
     judge_core,
     log_residuals,
     median,
@@ -207,3 +208,19 @@ def test_race_facts_are_what_the_numpy_loop_read(seed: int) -> None:
             assert copies[j].tolist() == [start[copy].max(), progress[copy].max()]
         else:
             assert np.isnan(copies[j]).all()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_input_ratio_is_the_numpy_ratio(seed: int) -> None:
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(0, 30))
+    inputs = rng.lognormal(20, 1, n)
+    inputs[rng.random(n) < 0.3] = np.nan
+    inputs[rng.random(n) < 0.1] = 0.0
+    of_type = rng.random(n) < 0.7
+    k, n_known = input_ratio(inputs, of_type)
+    known = of_type & np.isfinite(inputs) & (inputs > 0)  # hedge-auto's numpy code
+    want = np.ones(n)
+    if known.sum() >= 2:
+        want[known] = inputs[known] / float(np.median(inputs[known]))
+    assert n_known == known.sum() and _same(k, want)

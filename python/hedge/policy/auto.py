@@ -110,6 +110,7 @@ from hedge.policy.auto_kernels import (
     candidates,
     check_time,
     finish_bounds,
+    input_ratio,
     judge_core,
     log_residuals,
     race_facts,
@@ -481,11 +482,10 @@ class HedgeAuto(Policy):
         more data is proportionally more work, the assumption that copies least."""
         a = snapshot.attempts
         inputs = a.input_bytes
-        known = of_type & np.isfinite(inputs) & (inputs > 0)
-        k = np.ones(len(inputs))
-        if known.sum() < 2:
+        k, n_known = input_ratio(inputs, of_type)
+        if n_known < 2:
             return k, k
-        k[known] = inputs[known] / float(np.median(inputs[known]))
+        known = of_type & np.isfinite(inputs) & (inputs > 0)
         fit = known & ~a.speculative & np.isfinite(total) & (total > 0)
         beta = 1.0
         if fit.sum() >= MIN_FIT:

@@ -371,3 +371,26 @@ def race_facts(task: np.ndarray, running: np.ndarray, speculative: np.ndarray,
         if math.isfinite(x) and x < ends[j, side]:
             ends[j, side] = x
     return counts, ends, copy
+
+
+@njit(cache=True)
+def input_ratio(inputs: np.ndarray, of_type: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(k, known)``: per attempt row, its input over the median input of the type's rows
+    with a finite positive one (``known`` of them), 1 elsewhere; all 1 while fewer than two
+    are known (``HedgeAuto._input_scale``)."""
+    k = np.ones(len(inputs))
+    known = np.empty(len(inputs), np.int64)
+    n = 0
+    for i in range(len(inputs)):
+        if of_type[i] and math.isfinite(inputs[i]) and inputs[i] > 0:
+            known[n] = i
+            n += 1
+    if n < 2:
+        return k, n
+    values = np.empty(n)
+    for j in range(n):
+        values[j] = inputs[known[j]]
+    mid = median(values)
+    for j in range(n):
+        k[known[j]] = inputs[known[j]] / mid
+    return k, n
