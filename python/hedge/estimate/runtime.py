@@ -26,6 +26,8 @@ from hedge.model import AttemptTable
 Array = np.ndarray
 # attempts with two progress reports a job needs before their rates speak for its others
 MIN_PEERS = 2
+# the peers' median start-up delay (s) above which start-ups are taken to matter
+JVM_EVIDENCE = 1.0
 
 
 def _finished(ect: Array, progress: Array, sent: Array) -> Array:
@@ -143,7 +145,7 @@ def fresh_rate_arrays(
     first_progress_time: Array,
     first_progress: Array,
     min_reports: int = 1,
-    jvm_evidence: float = 1.0,
+    jvm_evidence: float = JVM_EVIDENCE,
     peers: PeerRates | None = None,
 ) -> Array:
     """hedge's progress rate, measured up to the *send* time st of the last report.
@@ -182,7 +184,7 @@ def borrowed_rate_spread_arrays(
     sent: Array,
     first_progress_time: Array,
     first_progress: Array,
-    jvm_evidence: float = 1.0,
+    jvm_evidence: float = JVM_EVIDENCE,
     peers: PeerRates | None = None,
 ) -> Array:
     """Relative uncertainty of each attempt's fresh rate due to borrowing it from peers.
@@ -263,7 +265,7 @@ def speed_noise_arrays(
     prev_progress: Array,
     prev_sent: Array,
     known: Array,
-    jvm_evidence: float = 1.0,
+    jvm_evidence: float = JVM_EVIDENCE,
     peers: PeerRates | None = None,
 ) -> Array:
     """How much attempts' speeds change between reports: the job's evidence of noise.

@@ -55,6 +55,7 @@ from hedge.estimate.runtime import (
     rate_arrays,
     speed_noise_arrays,
 )
+from hedge.estimate.runtime_kernels import fresh_table
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
@@ -550,8 +551,8 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
 
     def decide(self, snapshot: Snapshot) -> Actions:
         if self._inputs is None or not self._inputs.same_table(snapshot):
-            self._speed_noise = self._reports.speed_noise(snapshot)
-            self._inputs = _FreshInputs.of(snapshot, self._speed_noise)
+            self._inputs = _FreshInputs.of(snapshot, self._reports)
+            self._speed_noise = self._inputs.noise
         return super().decide(snapshot)
 
     def detector_params(self) -> dict[str, object]:
@@ -636,10 +637,19 @@ class _FreshInputs:
     quiet: float = math.nan
 
     @classmethod
-    def of(cls, snapshot: Snapshot, speed_noise: float) -> _FreshInputs:
-        ect, known, candidates, spread = fresh_inputs(snapshot)
-        return cls(_table_key(snapshot), ect, known, candidates, spread, speed_noise,
-                   snapshot.now, int(snapshot.attempts.running.sum()))
+    def of(cls, snapshot: Snapshot, reports: PreviousReports) -> _FreshInputs:
+        """The inputs of a table seen for the first time, its reports recorded in
+        ``reports``: one compiled pass (``hedge.estimate.runtime_kernels.fresh_table``,
+        bit-identical to ``fresh_inputs`` and ``PreviousReports.speed_noise``)."""
+        prev_sent, prev_progress = reports.update(snapshot)
+        a = snapshot.attempts
+        ect, spread, known, candidates, noise, ok = fresh_table(
+            a.task_type, a.state, a.start, a.progress, a.report_sent, a.first_progress_time,
+            a.first_progress, prev_progress, prev_sent)
+        if not ok:  # a median rate of zero, whose sign np.nanmedian decides
+            ect, known, candidates, spread = fresh_inputs(snapshot)
+        return cls(_table_key(snapshot), ect, known, candidates, spread, float(noise),
+                   snapshot.now, int(a.running.sum()))
 
     def same_table(self, snapshot: Snapshot) -> bool:
         return self.key == _table_key(snapshot)
