@@ -21,6 +21,7 @@ from hedge.policy.auto import (
 from hedge.policy.auto_kernels import (
     candidates,
     check_time,
+    copies_behind,
     finish_bounds,
     input_ratio,
     judge_core,
@@ -224,3 +225,37 @@ def test_input_ratio_is_the_numpy_ratio(seed: int) -> None:
     if known.sum() >= 2:
         want[known] = inputs[known] / float(np.median(inputs[known]))
     assert n_known == known.sum() and _same(k, want)
+
+
+def _behind_python(now, start, progress, copy_end, orig_end, kill_z):
+    """hedge-auto's _behind as it was, in Python floats."""
+    if not copy_end > orig_end:
+        return False
+    if kill_z <= 0:
+        return True
+    need = now + orig_end - start
+    estimate = now + copy_end - start
+    if not need > 0:
+        return True
+    sd = ESTIMATE_LOG_SD * max(1.0 - progress, ERROR_FLOOR)
+    return math.log(estimate / need) > kill_z * sd
+
+
+@pytest.mark.parametrize("kill_z", [1.0, 0.0, 2.0])
+def test_copies_behind_is_the_python_rule(kill_z: float) -> None:
+    rng = np.random.default_rng(600)
+    n = 400
+    orig_end = rng.lognormal(3, 1, n)
+    copy_end = orig_end * rng.lognormal(0, 0.3, n)  # near ties both ways
+    copy_end[rng.random(n) < 0.1] = np.inf
+    now = 500.0
+    start = now - rng.uniform(0, 100, n)
+    start[:5] = now + orig_end[:5] + 1.0  # a tie no run time can reach: killed
+    progress = rng.uniform(0, 1, n)
+    progress[rng.random(n) < 0.1] = 0.99  # the error's floor
+    ends = np.column_stack([copy_end, orig_end])
+    copies = np.column_stack([start, progress])
+    got = copies_behind(ends, copies, now, kill_z, ESTIMATE_LOG_SD, ERROR_FLOOR).tolist()
+    want = [_behind_python(now, float(start[j]), float(progress[j]), float(copy_end[j]),
+                           float(orig_end[j]), kill_z) for j in range(n)]
+    assert got == want and 0 < sum(want) < n

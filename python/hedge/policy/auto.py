@@ -109,6 +109,7 @@ from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapsh
 from hedge.policy.auto_kernels import (
     candidates,
     check_time,
+    copies_behind,
     finish_bounds,
     input_ratio,
     judge_core,
@@ -210,6 +211,9 @@ class HedgeAuto(Policy):
         self._lost: set[int] = set()  # tasks whose copy was killed behind: never copied again
         self._memory: ClusterMemory | None = None  # shared by the cluster's jobs (join)
         self._pooled: dict[int, tuple[int, np.ndarray]] = {}  # type -> (completed, counts)
+        # the cluster's belief as last normalised, with the evidence array it came from
+        # (ClusterMemory replaces that array at every race, never changes it in place)
+        self._cluster_belief: tuple[np.ndarray, np.ndarray] | None = None
         self._weighed: set[int] = set()  # a small job's tasks judged on the pooled basis
 
     def join(self, shared: dict[str, object]) -> None:
@@ -226,7 +230,12 @@ class HedgeAuto(Policy):
         """This job's belief about lam: one probability per ``LAMBDAS`` value (with
         ``pool_races``, the cluster's: every race of every job, its own included)."""
         if self.pool_races and self._memory is not None:
-            return _normalised(self._log_prior + self._memory.evidence)
+            evidence = self._memory.evidence
+            if self._cluster_belief is None or self._cluster_belief[0] is not evidence:
+                belief = _normalised(self._log_prior + evidence)
+                belief.flags.writeable = False  # shared by the scans until the next race
+                self._cluster_belief = (evidence, belief)
+            return self._cluster_belief[1]
         return _normalised(self._log_belief)
 
     @property
@@ -517,21 +526,22 @@ class HedgeAuto(Policy):
         kills: list[int] = []
         tasks = list(self._races)
         # per race: (copies, originals) running, their soonest finite remaining times, and
-        # the copies' latest start and highest progress (auto_kernels.race_facts)
+        # the copies' latest start and highest progress (auto_kernels.race_facts); whether
+        # a copy is behind its original beyond doubt (auto_kernels.copies_behind: killed)
         counts, ends, copies = race_facts(a.task, running, a.speculative, remaining, a.start,
                                           a.progress, np.array(tasks, np.int64))
-        for j, task in enumerate(tasks):
-            n_copy, n_orig = int(counts[j, 0]), int(counts[j, 1])
+        behind = copies_behind(ends, copies, snapshot.now, self.kill_z, ESTIMATE_LOG_SD,
+                               ERROR_FLOOR).tolist()
+        for j, (task, (n_copy, n_orig), (copy_end, orig_end), (copy_start, _)) in enumerate(
+                zip(tasks, counts.tolist(), ends.tolist(), copies.tolist(), strict=True)):
             if not n_copy + n_orig:
                 self._settle(task, won=self._races[task].ahead)
                 continue
-            copy_end, orig_end = float(ends[j, 0]), float(ends[j, 1])
-            copy_start, copy_progress = float(copies[j, 0]), float(copies[j, 1])
             if n_copy and math.isfinite(copy_end):
                 self._learn(task, copy_end + snapshot.now - copy_start)
             if n_copy and n_orig and math.isfinite(copy_end):
                 self._races[task].ahead = copy_end < orig_end
-                if self._behind(snapshot, copy_start, copy_progress, copy_end, orig_end):
+                if behind[j]:
                     rows = np.flatnonzero(running & (a.task == task) & a.speculative)
                     kills += a.attempt[rows].tolist()
                     self._settle(task, won=False)
@@ -539,26 +549,6 @@ class HedgeAuto(Policy):
             elif n_copy and not n_orig:
                 self._races[task].ahead = True  # the original is gone, the copy runs on
         return kills
-
-    def _behind(self, snapshot: Snapshot, start: float, progress: float, copy_end: float,
-                orig_end: float) -> bool:
-        """Whether a copy's own estimate puts it behind its original beyond doubt: to tie,
-        its run time would have to be shorter than estimated by more than ``kill_z`` times
-        the estimate's error (log scale: ``ESTIMATE_LOG_SD`` at the copy's start, shrinking
-        in proportion to the work it has left). An estimate from two early reports can be
-        off by tens of percent, and a copy killed on a near tie may be the one that would
-        have won; as the copy runs, its estimate sharpens and a copy truly behind is killed
-        a few reports later."""
-        if not copy_end > orig_end:
-            return False
-        if self.kill_z <= 0:
-            return True
-        need = snapshot.now + orig_end - start  # the run time at which the copy ties
-        estimate = snapshot.now + copy_end - start
-        if not need > 0:
-            return True
-        sd = ESTIMATE_LOG_SD * max(1.0 - progress, ERROR_FLOOR)
-        return math.log(estimate / need) > self.kill_z * sd
 
     def _learn(self, task: int, copy_total: float) -> None:
         """The copy of ``task`` has its own estimate (``copy_total`` s in all): the first
@@ -630,7 +620,8 @@ def _copies(typical: np.ndarray, total: np.ndarray, residual: np.ndarray) -> np.
 def _loser_slot(copy: np.ndarray, left: np.ndarray, check: float,
                 kill_z: float) -> np.ndarray:
     """Slot-seconds of a copy that would lose (it takes ``copy`` s, its original ``left``):
-    it runs until ``_behind`` kills it, or until the original ends.
+    it runs until ``_follow_races`` kills it (``copies_behind``), or until the original
+    ends.
 
     Its estimate exists ``check`` s after it starts. It is killed once ``log(copy / left)``
     exceeds ``kill_z`` times the estimate's error, ``ESTIMATE_LOG_SD * max(1 - p,

@@ -394,3 +394,37 @@ def input_ratio(inputs: np.ndarray, of_type: np.ndarray) -> tuple[np.ndarray, in
     for j in range(n):
         k[known[j]] = inputs[known[j]] / mid
     return k, n
+
+
+@njit(cache=True)
+def copies_behind(ends: np.ndarray, copies: np.ndarray, now: float, kill_z: float,
+                  log_sd: float, floor: float) -> np.ndarray:
+    """Per race (``race_facts``' ``ends`` and ``copies``): whether its copy's own estimate
+    puts it behind its original beyond doubt, to be killed (``HedgeAuto._follow_races``).
+
+    To tie, the copy's run time would have to be shorter than estimated by more than
+    ``kill_z`` times the estimate's error (log scale: ``log_sd`` at the copy's start,
+    shrinking in proportion to the work it has left, down to ``floor`` of it). An estimate
+    from two early reports can be off by tens of percent, and a copy killed on a near tie
+    may be the one that would have won; as the copy runs, its estimate sharpens and a copy
+    truly behind is killed a few reports later. With ``kill_z <= 0``: as soon as its
+    estimate ends later."""
+    n = len(ends)
+    out = np.zeros(n, np.bool_)
+    for j in range(n):
+        copy_end, orig_end = ends[j, 0], ends[j, 1]
+        if not copy_end > orig_end:
+            continue
+        if kill_z <= 0:
+            out[j] = True
+            continue
+        start, progress = copies[j, 0], copies[j, 1]
+        need = now + orig_end - start  # the run time at which the copy ties
+        estimate = now + copy_end - start
+        if not need > 0:
+            out[j] = True
+            continue
+        left = 1.0 - progress
+        sd = log_sd * (floor if floor > left else left)  # Python's max(left, floor)
+        out[j] = math.log(estimate / need) > kill_z * sd
+    return out
