@@ -174,6 +174,21 @@ def test_aot_module_is_named_for_its_source_and_missing_means_jit(tmp_path: Path
         del os.environ["HEDGE_IMKP_JIT"]
 
 
+def test_aot_module_name_follows_the_cpu_and_a_bad_file_or_folder_means_jit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = wordtable.compiled_name()
+    monkeypatch.setattr(wordtable, "_host_cpu", lambda: b"another machine")
+    assert wordtable.compiled_name() != name  # built for one CPU, never loaded on another
+    damaged = tmp_path / (name + ".cpython-311-x86_64-linux-gnu.so")
+    damaged.write_bytes(b"not a shared object")
+    with pytest.warns(UserWarning, match="does not load"):
+        assert wordtable.load_compiled(damaged) is None
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with pytest.warns(UserWarning, match="no ahead-of-time module"):
+        assert wordcount.build_compiled(blocked / "cache") is None
+
+
 def test_aot_kernels_release_the_gil(aot: wordtable.Kernels) -> None:
     # Builder threads count pieces in parallel only if a kernel call lets other threads run:
     # while one thread counts ~40 MB, the main thread must keep running (with the GIL held

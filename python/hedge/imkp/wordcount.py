@@ -450,10 +450,10 @@ def build_compiled(directory: Path | None = None) -> Path | None:
         directory / wordtable.compiled_path().name
     if target.is_file():  # its name says what it was built from: nothing to do
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
     name = wordtable.compiled_name()
     kernels = {"count_into": _count_into, "rehash": _rehash, "counts": _counts}
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)  # may fail: a read-only install
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # pycc is "pending deprecation" since numba 0.57
             import numba.pycc

@@ -60,10 +60,29 @@ def compiled_dir() -> Path:
     return Path(custom) / "hedge_imkp" if custom else Path(__file__).parent / "__pycache__"
 
 
+def _host_cpu() -> bytes:
+    """The machine and, on Linux, the first processor's model and feature flags: the module
+    is compiled for this CPU's instructions, so a cache folder shared with another kind of
+    machine must not hand it over (numba's cache keys on the CPU for the same reason)."""
+    import platform
+
+    described = [platform.machine().encode()]
+    try:
+        with open("/proc/cpuinfo", "rb") as info:
+            for line in info:
+                if not line.strip():
+                    break  # the first processor is enough: all are alike
+                if line.startswith((b"model name", b"flags", b"Features", b"CPU part")):
+                    described.append(line.strip())
+    except OSError:
+        pass
+    return b"\n".join(described)
+
+
 def compiled_name() -> str:
-    """The AOT module's name for the current source and toolchain (its digest changes with
-    either kernel module, numba, numpy or Python). numba's version is read from its files,
-    since importing numba is what the AOT module is for avoiding."""
+    """The AOT module's name for the current source, toolchain and CPU (its digest changes
+    with either kernel module, numba, numpy, Python or the processor). numba's version is
+    read from its files, since importing numba is what the AOT module is for avoiding."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
     for name in ("wordcount.py", "wordtable.py"):
@@ -72,6 +91,7 @@ def compiled_name() -> str:
     if spec is not None and spec.origin:
         digest.update(Path(spec.origin).with_name("_version.py").read_bytes())
     digest.update(f"{sys.version} {np.__version__}".encode())
+    digest.update(_host_cpu())
     return COMPILED_PREFIX + digest.hexdigest()[:20]
 
 
@@ -92,8 +112,15 @@ def load_compiled(path: Path | None = None) -> Kernels | None:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        module = importlib.util.module_from_spec(spec)  # an extension is loaded here
+        spec.loader.exec_module(module)
+    except ImportError as exc:  # e.g. a damaged file: numba's path still gives the answer
+        import warnings
+
+        warnings.warn(f"ImKP word count: {path} does not load ({exc}); using numba",
+                      stacklevel=2)
+        return None
     return Kernels(module.count_into, module.rehash, module.counts, "aot")
 
 
