@@ -19,6 +19,7 @@ from hedge.policy.auto import (
     _summarised,
 )
 from hedge.policy.auto_kernels import (
+    best_count,
     candidates,
     check_time,
     copies_behind,
@@ -259,3 +260,21 @@ def test_copies_behind_is_the_python_rule(kill_z: float) -> None:
     want = [_behind_python(now, float(start[j]), float(progress[j]), float(copy_end[j]),
                            float(orig_end[j]), kill_z) for j in range(n)]
     assert got == want and 0 < sum(want) < n
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_best_count_is_the_numpy_choice(seed: int) -> None:
+    rng = np.random.default_rng(700 + seed)
+    k = int(rng.integers(1, 33))
+    benefit = np.round(rng.uniform(-2, 30, k), 1)  # ties: the first of the largest
+    slot = rng.lognormal(2, 1, k)
+    if seed % 10 == 0:
+        slot[rng.integers(k)] = np.nan  # a NaN net from there on: nothing is copied
+    weight = float(rng.uniform(0, 3))  # some runs where no K pays
+    cost = np.cumsum(weight * slot)  # hedge-auto's _best_count as it was in numpy
+    net = np.where(benefit >= 1.0, benefit - cost, 0.0)
+    want = (0, 0.0, 0.0)
+    if net.max(initial=0.0) > 0:
+        best = int(np.argmax(net))
+        want = (best + 1, float(benefit[best]), float(cost[best]))
+    assert best_count(benefit, slot, weight, 1.0) == want

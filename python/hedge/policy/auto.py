@@ -107,6 +107,7 @@ import numpy as np
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
 from hedge.policy.auto_kernels import (
+    best_count,
     candidates,
     check_time,
     copies_behind,
@@ -417,13 +418,9 @@ class HedgeAuto(Policy):
         ``saving``/``slot``: per lam and K, the mean saving of the type's finish once the
         top K are copied, and the K-th copy's mean slot time (``judge_core``); ``belief``:
         the probability of each lam."""
-        benefit = belief @ saving
-        cost = np.cumsum(self.cost_weight * self._busy(snapshot) * (belief @ slot))
-        net = np.where(benefit >= self.min_saving, benefit - cost, 0.0)
-        if not net.max(initial=0.0) > 0:
-            return 0, 0.0, 0.0
-        best = int(np.argmax(net))
-        return best + 1, float(benefit[best]), float(cost[best])
+        # cost: cumsum(weight * slot); net: benefit - cost where benefit >= min_saving, else 0
+        return best_count(belief @ saving, belief @ slot,
+                          self.cost_weight * self._busy(snapshot), self.min_saving)
 
     @staticmethod
     def _check_time(snapshot: Snapshot, of_type: np.ndarray) -> float:

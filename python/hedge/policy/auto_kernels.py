@@ -428,3 +428,26 @@ def copies_behind(ends: np.ndarray, copies: np.ndarray, now: float, kill_z: floa
         sd = log_sd * (floor if floor > left else left)  # Python's max(left, floor)
         out[j] = math.log(estimate / need) > kill_z * sd
     return out
+
+
+@njit(cache=True)
+def best_count(benefit: np.ndarray, slot: np.ndarray, weight: float,
+               min_saving: float) -> tuple[int, float, float]:
+    """``(K, benefit, cost)`` of the K top candidates whose copies' expected saving beats
+    their summed cost by most (``HedgeAuto._best_count``; K = 0 when none pays): ``cost =
+    cumsum(weight * slot)``, ``net = where(benefit >= min_saving, benefit - cost, 0)``, the
+    first K with the largest ``net``, if above 0."""
+    best, top, total = -1, 0.0, 0.0
+    undefined = False  # a NaN net: numpy's max is NaN, and nothing is copied
+    cost = np.empty(len(slot))
+    for k in range(len(slot)):
+        total += weight * slot[k]
+        cost[k] = total
+        net = benefit[k] - total if benefit[k] >= min_saving else 0.0
+        if math.isnan(net):
+            undefined = True
+        elif best < 0 or net > top:  # the first of the largest, as argmax
+            best, top = k, net
+    if undefined or not top > 0:
+        return 0, 0.0, 0.0
+    return best + 1, benefit[best], cost[best]
