@@ -87,7 +87,7 @@ class DetectorPolicy(Policy):
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     def decide(self, snapshot: Snapshot) -> Actions:
-        self._history.check(snapshot)
+        self._check(snapshot)
         a = snapshot.attempts
         flagged = self._flags(snapshot)
         if not flagged.any():  # the usual scan: no set test over every attempt
@@ -111,6 +111,10 @@ class DetectorPolicy(Policy):
         tasks = tasks[np.sort(first)][:room]
         self._copied = np.concatenate([self._copied, tasks])
         return Actions(speculate_task=tasks)
+
+    def _check(self, snapshot: Snapshot) -> None:
+        """Validate the snapshot against the job's earlier ones (HedgeError if bad)."""
+        self._history.check(snapshot)
 
     def _flags(self, snapshot: Snapshot) -> np.ndarray:
         """The detector's straggler mask over the snapshot's attempts."""
@@ -555,6 +559,18 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
             self._speed_noise = self._inputs.noise
         return super().decide(snapshot)
 
+    def _check(self, snapshot: Snapshot) -> None:
+        """``ReportHistory.check``, skipped where it cannot fail: on the table it last
+        passed (every column it reads is in ``_table_key``) at a finite scan time no
+        earlier than then. Its checks of one snapshot against ``now`` only get easier as
+        ``now`` grows, and against the history it remembered from that same table they
+        compare each report with itself (its memory stays as it is)."""
+        i = self._inputs
+        if i.checked <= snapshot.now and math.isfinite(snapshot.now):
+            return
+        self._history.check(snapshot)
+        i.checked = snapshot.now
+
     def detector_params(self) -> dict[str, object]:
         return {**super().detector_params(), "speed_noise": self._speed_noise}
 
@@ -635,6 +651,7 @@ class _FreshInputs:
     since: float
     running: int
     quiet: float = math.nan
+    checked: float = math.inf  # scan time at which ReportHistory.check passed this table
 
     @classmethod
     def of(cls, snapshot: Snapshot, reports: PreviousReports) -> _FreshInputs:
@@ -657,14 +674,14 @@ class _FreshInputs:
 
 def _table_key(snapshot: Snapshot) -> bytes:
     """The bytes of the attempt-table columns that the speed noise (with
-    ``PreviousReports``), the fresh ECT, the borrowed-rate spread and the known /
-    candidate masks read. Equal bytes: equal columns (each row adds the same number of
-    bytes, so equal lengths mean equal row counts); a difference in bits alone (another
-    NaN, -0.0) only costs a recomputation."""
+    ``PreviousReports``), the fresh ECT, the borrowed-rate spread, the known /
+    candidate masks and ``ReportHistory.check`` read. Equal bytes: equal columns (each
+    row adds the same number of bytes, so equal lengths mean equal row counts); a
+    difference in bits alone (another NaN, -0.0) only costs a recomputation."""
     a = snapshot.attempts
     return b"".join(np.ascontiguousarray(c).tobytes() for c in (
         a.report_sent, a.progress, a.attempt, a.task_type, a.state, a.start,
-        a.first_progress_time, a.first_progress))
+        a.first_progress_time, a.first_progress, a.report_received))
 
 
 @register
