@@ -90,3 +90,26 @@ def test_pairwise_sum_equals_np_sum() -> None:
         x = rng.standard_normal(n) * 10.0 ** rng.uniform(-5, 8, n)
         x[rng.random(n) < 0.2] = 0.0
         assert np.float64(fk.pairwise_sum(x)).tobytes() == np.sum(x).tobytes()
+
+
+@pytest.mark.parametrize("noise", (np.nan, 0.0, 0.3))
+def test_a_job_with_one_judged_task_is_quiet_for_ever(noise: float) -> None:
+    """fresh-rate with one judged task (here: one known of three; a one-task job alike):
+    the weight, hence every bar, is NaN, so ``quiet_until`` says inf; the rule indeed
+    flags nothing at any later time, however far the task runs past its estimate."""
+    ect, start = np.array([100.0, np.nan, np.nan]), np.zeros(3)
+    sent, received = np.array([10.0, np.nan, np.nan]), np.array([10.5, np.nan, np.nan])
+    known = cand = np.array([True, False, False])
+    spread = np.zeros(3)
+    v = fresh_rate_verdict(ect, start, sent, received, 11.0, known, cand, noise,
+                           rate_spread=spread)
+    assert np.isnan(v.weight).all()
+    assert quiet_until(v, ect, start, sent, 11.0, cand, Z_RATE, 1.0) == np.inf
+    _, parts = fk.rate_flags(ect, start, sent, received, 11.0, known, cand, noise, spread,
+                             1.2, Z_RATE, Z_RATE_LAST, 1.0)
+    assert fk.quiet(parts, ect, start, sent, 11.0, cand, Z_RATE, 1.0) == np.inf
+    for t in np.linspace(11.0, 1e4, 200):
+        assert not fresh_rate_verdict(ect, start, sent, received, t, known, cand, noise,
+                                      rate_spread=spread).flags.any()
+        assert not fk.rate_flags(ect, start, sent, received, t, known, cand, noise, spread,
+                                 1.2, Z_RATE, Z_RATE_LAST, 1.0)[0].any()

@@ -392,9 +392,15 @@ def quiet_until(verdict: Verdict, ect: Array, start: Array, sent: Array, now: fl
     orders of magnitude (about 1e-14 of the sums up to the bound). So with
     ``A_i = max(ECT_i, st_i) - s_i`` below the bar at ``now``, task i cannot flag before
     ``t - s_i + scan_interval`` reaches that bar.
+
+    A NaN weight (fresh-rate: no more than ``factor`` judged tasks, as in a one-task job;
+    fresh-score: none) makes every bar NaN, and no test flags against a NaN bar. It stays
+    NaN: the number of judged tasks never grows with ``t`` (at a finite ``t`` a central
+    estimate or certain bound is finite or not whatever ``t`` is, and the filled mean can
+    only become non-finite), so then: inf.
     """
     rows = np.flatnonzero(watched)
-    if not len(rows):
+    if not len(rows) or np.isnan(verdict.weight).all():
         return math.inf
     if not (z >= 0.0 and scan_interval >= 0.0):
         return now

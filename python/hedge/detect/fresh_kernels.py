@@ -300,7 +300,7 @@ def quiet_core(bar, judged, weight, summed, ect, start, sent, now, watched, z,
         if watched[i]:
             any_watched = True
             break
-    if not any_watched:
+    if not any_watched or math.isnan(weight):  # a NaN weight: NaN bars, never a flag
         return math.inf
     if not (z >= 0.0 and scan_interval >= 0.0):
         return now
