@@ -464,7 +464,22 @@ class PreviousReports:
 
     def update(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """Record this snapshot's reports; per attempt: (prev send time, prev progress),
-        NaN until a second distinct report has been seen."""
+        NaN until a second distinct report has been seen. One compiled pass
+        (``_lookup_reports``) looks every attempt up and, while the ids are distinct,
+        records the ones seen before in place."""
+        a = snapshot.attempts
+        prev, current, seen, distinct = _lookup_reports(
+            self._ids, self._last, self._prev, a.attempt, a.report_sent, a.progress,
+            self._distinct)
+        self._distinct = distinct
+        if not distinct:
+            self._merge(a.attempt, current, prev)
+        elif not seen.all():
+            self._append(a.attempt, seen, current, prev)
+        return prev[:, 0], prev[:, 1]
+
+    def update_reference(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`update` in numpy (the reference its compiled pass is tested against)."""
         a = snapshot.attempts
         current = np.column_stack([a.report_sent, a.progress])
         prev = np.full((len(a.attempt), 2), np.nan)
@@ -486,6 +501,16 @@ class PreviousReports:
             self._merge(a.attempt, current, prev)
         return prev[:, 0], prev[:, 1]
 
+    def _append(self, ids: np.ndarray, seen: np.ndarray, current: np.ndarray,
+                prev: np.ndarray) -> None:
+        """Sort the ids not seen before in among the remembered ones (distinct ids)."""
+        new = ~seen
+        all_ids = np.concatenate([self._ids, ids[new]])
+        order = np.argsort(all_ids, kind="stable")
+        self._ids = all_ids[order]
+        self._last = np.concatenate([self._last, current[new]])[order]
+        self._prev = np.concatenate([self._prev, prev[new]])[order]
+
     def _record(self, ids: np.ndarray, pos: np.ndarray, seen: np.ndarray,
                 current: np.ndarray, prev: np.ndarray) -> None:
         """``_merge`` when every id is distinct, remembered ones included: the rows of
@@ -494,13 +519,8 @@ class PreviousReports:
         rows = pos[seen]
         self._last[rows] = current[seen]
         self._prev[rows] = prev[seen]
-        new = ~seen
-        if new.any():
-            all_ids = np.concatenate([self._ids, ids[new]])
-            order = np.argsort(all_ids, kind="stable")
-            self._ids = all_ids[order]
-            self._last = np.concatenate([self._last, current[new]])[order]
-            self._prev = np.concatenate([self._prev, prev[new]])[order]
+        if not seen.all():
+            self._append(ids, seen, current, prev)
 
     def _merge(self, ids: np.ndarray, current: np.ndarray, prev: np.ndarray) -> None:
         """Remember ``current`` and ``prev`` for these ids, the other ids as they were."""
@@ -524,6 +544,45 @@ class PreviousReports:
 def _distinct(ids: np.ndarray) -> bool:
     """No id twice."""
     return len(ids) < 2 or bool((np.diff(np.sort(ids)) != 0).all())
+
+
+@njit(cache=True)
+def _lookup_reports(ids, last, before, attempt, sent, progress,
+                    distinct):  # pragma: no cover - compiled
+    """``PreviousReports.update_reference``'s lookup of each attempt among the remembered
+    ``ids`` (sorted): its (prev, current) reports as (sent, progress) rows, whether it was
+    seen, and whether every table so far had distinct ids (``distinct`` and these ids);
+    then, if so, the seen attempts' rows of ``last`` and ``before`` written in place."""
+    n, m = len(attempt), len(ids)
+    prev = np.full((n, 2), np.nan)
+    current = np.empty((n, 2))
+    seen = np.zeros(n, np.bool_)
+    pos = np.zeros(n, np.int64)
+    for i in range(n):
+        current[i, 0], current[i, 1] = sent[i], progress[i]
+        if m == 0:
+            continue
+        p = min(np.searchsorted(ids, attempt[i]), m - 1)
+        pos[i] = p
+        if ids[p] != attempt[i]:
+            continue
+        seen[i] = True
+        if sent[i] > last[p, 0]:  # a newer report: the last one becomes the previous
+            prev[i, 0], prev[i, 1] = last[p, 0], last[p, 1]
+        else:
+            prev[i, 0], prev[i, 1] = before[p, 0], before[p, 1]
+            if not np.isfinite(sent[i]):
+                current[i, 0], current[i, 1] = last[p, 0], last[p, 1]
+    if distinct and n > 1 and not (attempt[1:] > attempt[:-1]).all():
+        order = np.sort(attempt)  # (ids in increasing order, as a live AM sends them, are)
+        distinct = (order[1:] != order[:-1]).all()
+    if distinct:
+        for i in range(n):
+            if seen[i]:
+                p = pos[i]
+                last[p, 0], last[p, 1] = current[i, 0], current[i, 1]
+                before[p, 0], before[p, 1] = prev[i, 0], prev[i, 1]
+    return prev, current, seen, distinct
 
 
 class FreshPolicy(OwnStateGate, DetectorPolicy):
