@@ -62,10 +62,10 @@ def test_fresh_table_equals_the_numpy_estimates(seed: int) -> None:
     for _ in range(300):
         s, prev_progress, prev_sent = _table(rng)
         a = s.attempts
-        ect, spread, known, cand, noise, ok = fresh_table(
+        ect, spread, known, cand, noise, ok, running = fresh_table(
             a.task_type, a.state, a.start, a.progress, a.report_sent, a.first_progress_time,
             a.first_progress, prev_progress, prev_sent)
-        assert ok
+        assert ok and running == int(a.running.sum())
         want_ect, want_known, want_cand, want_spread = fresh_inputs(s)
         assert _bits(ect) == _bits(want_ect) and _bits(spread) == _bits(want_spread)
         np.testing.assert_array_equal(known, want_known)

@@ -114,11 +114,14 @@ def _fresh_type(start, progress, sent, fpt, fp, jvm_evidence):  # pragma: no cov
 def fresh_table(task_type, state, start, progress, sent, fpt, fp, prev_progress, prev_sent,
                 jvm_evidence=JVM_EVIDENCE):  # pragma: no cover - compiled
     """Per attempt: fresh ECT, borrowed-rate spread, known, candidate; the job's speed
-    noise; ok (False: a zero median rate, use the numpy code)."""
+    noise; ok (False: a zero median rate, use the numpy code); the number of running
+    attempts."""
     n = len(start)
     known = np.empty(n, np.bool_)
     cand = np.empty(n, np.bool_)
+    running = 0
     for i in range(n):
+        running += state[i] == _RUNNING
         reported = not math.isnan(sent[i])
         known[i] = (state[i] == _RUNNING or state[i] == _SUCCEEDED) and reported
         cand[i] = state[i] == _RUNNING and reported and progress[i] < 1.0
@@ -155,4 +158,4 @@ def fresh_table(task_type, state, start, progress, sent, fpt, fp, prev_progress,
             squares[i] = x
             count += 1
     noise = math.sqrt(pairwise_sum(squares) / count)
-    return ect, spread, known, cand, noise, ok
+    return ect, spread, known, cand, noise, ok, running

@@ -719,13 +719,13 @@ class _FreshInputs:
         bit-identical to ``fresh_inputs`` and ``PreviousReports.speed_noise``)."""
         prev_sent, prev_progress = reports.update(snapshot)
         a = snapshot.attempts
-        ect, spread, known, candidates, noise, ok = fresh_table(
+        ect, spread, known, candidates, noise, ok, running = fresh_table(
             a.task_type, a.state, a.start, a.progress, a.report_sent, a.first_progress_time,
             a.first_progress, prev_progress, prev_sent)
         if not ok:  # a median rate of zero, whose sign np.nanmedian decides
             ect, known, candidates, spread = fresh_inputs(snapshot)
         return cls(_table_key(snapshot), ect, known, candidates, spread, float(noise),
-                   snapshot.now, int(a.running.sum()))
+                   snapshot.now, running)
 
     def same_table(self, snapshot: Snapshot) -> bool:
         return self.key == _table_key(snapshot)
