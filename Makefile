@@ -21,9 +21,11 @@ $(STAMP)/venv: setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e '.[dev,spark]'
 	@mkdir -p $(STAMP) && touch $@
 
-# numba's compiled-code cache for ImKP's word count, so the first `hedge imkp build` does not
-# spend about 8 s of CPU compiling (redone when the kernels' source changes).
-$(STAMP)/numba: python/hedge/imkp/wordcount.py $(STAMP)/venv
+# ImKP's word count compiled ahead of time: numba's code cache (so the first `hedge imkp build`
+# does not spend about 8 s of CPU compiling) and the numba.pycc extension module that lets the
+# CLI count words without importing numba (hedge.imkp.wordtable loads it; redone when the
+# kernels' or the loader's source changes).
+$(STAMP)/numba: python/hedge/imkp/wordcount.py python/hedge/imkp/wordtable.py $(STAMP)/venv
 	$(PY) -c "from hedge.imkp.wordcount import warm_cache; warm_cache()"
 	@mkdir -p $(STAMP) && touch $@
 
