@@ -70,3 +70,60 @@ def test_previous_reports_compiled_update_equals_the_numpy_one(repeats: bool) ->
             assert np.array_equal(getattr(fast, k), getattr(ref, k), equal_nan=True), k
     assert fast._distinct is not repeats
     assert np.isfinite(got[0]).any()  # previous reports were found
+
+
+def test_compiled_row_check_agrees_with_validate_snapshot() -> None:
+    """``_rows_valid`` (the fresh-* policies' compiled pass over a new table's rows) says
+    valid exactly where ``validate_snapshot`` raises nothing: random tables with each of
+    its checks broken now and then (NaN fields, edges at ``now`` and at 1e-12)."""
+    import numpy as np
+
+    from hedge.model import AttemptState
+    from hedge.model.validate import validate_snapshot
+    from hedge.policy.detectors import _rows_valid
+
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for _ in range(3000):
+        n = int(rng.integers(1, 6))
+        start = rng.uniform(0, 10, n)
+        fpt = start + rng.uniform(0, 2, n)
+        sent = fpt + rng.uniform(0, 5, n)
+        received = sent + rng.uniform(0, 1, n)
+        now = float(received.max() + rng.choice([0.0, 1.0]))
+        fp = rng.uniform(0, 0.3, n)
+        progress = np.clip(fp + rng.uniform(0, 0.8, n), 0, 1)
+        state = rng.choice([AttemptState.RUNNING, AttemptState.SUCCEEDED], n, p=[0.8, 0.2])
+        progress[state == AttemptState.SUCCEEDED] = 1.0
+        col = {"progress": progress, "sent": sent, "start": start, "received": received,
+               "fpt": fpt, "fp": fp}
+        if rng.random() < 0.6:  # break (or blank) one field of one row
+            name, i = str(rng.choice(list(col))), int(rng.integers(n))
+            col[name][i] = rng.choice([np.nan, -0.1, 1.1, now + 2e-9, now + 1e-10,
+                                       col[name][i] + rng.choice([-3.0, 3.0])])
+        if rng.random() < 0.05:
+            state[0], col["progress"][0] = AttemptState.SUCCEEDED, 0.9
+        a = table(start=col["start"], first_progress_time=col["fpt"],
+                  first_progress=col["fp"], progress=col["progress"],
+                  report_sent=col["sent"], report_received=col["received"], state=state)
+        s = snap(a, now)
+        try:
+            validate_snapshot(s)
+            want = True
+        except HedgeError:
+            want = False
+        got = _rows_valid(a.progress, a.report_sent, a.start, a.report_received,
+                          a.first_progress_time, a.first_progress, a.state, now)
+        assert got == want
+        outcomes.add(want)
+    assert outcomes == {True, False}
+
+
+@pytest.mark.parametrize("cls", (FreshScorePolicy, FreshRatePolicy))
+def test_fresh_policy_raises_on_a_bad_new_table(cls) -> None:
+    policy = cls()
+    policy.decide(snap(_table(), 6.0))
+    bad = table(start=[0, 0], first_progress_time=[2, 2], first_progress=[0.1, 0.1],
+                progress=[0.5, -0.1], report_sent=[7, 7], report_received=[7.5, 7.5])
+    with pytest.raises(HedgeError, match="'progress' = -0.1"):
+        policy.decide(snap(bad, 8.0))

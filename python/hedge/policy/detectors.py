@@ -28,6 +28,7 @@ test.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,13 +57,14 @@ from hedge.estimate.runtime import (
     speed_noise_arrays,
 )
 from hedge.estimate.runtime_kernels import fresh_table
-from hedge.model import Actions, Snapshot
+from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
 from hedge.policy.base import OwnStateGate, Policy, register
 
 # relative tolerance of the gates' comparisons (bincount and np.sum round differently)
 _GATE_TOL = 1e-9
+_SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
 def speculation_cap(total_tasks: int, running: int, minimum: int = 10,
@@ -630,12 +632,24 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         passed (every column it reads is in ``_table_key``) at a finite scan time no
         earlier than then. Its checks of one snapshot against ``now`` only get easier as
         ``now`` grows, and against the history it remembered from that same table they
-        compare each report with itself (its memory stays as it is)."""
-        i = self._inputs
-        if i.checked <= snapshot.now and math.isfinite(snapshot.now):
+        compare each report with itself (its memory stays as it is).
+
+        A new table's rows are checked by one compiled pass (``_rows_valid``, the
+        conditions of ``hedge.model.validate._checks``); where it finds them all valid
+        the history checks a copy marked ``validated`` (``validate_snapshot`` would
+        pass: it returns at once), else the snapshot itself, to raise the reference's
+        error."""
+        i, now = self._inputs, snapshot.now
+        if i.checked <= now and math.isfinite(now):
             return
+        if not snapshot.validated and math.isfinite(now):
+            a = snapshot.attempts
+            if _rows_valid(a.progress, a.report_sent, a.start, a.report_received,
+                           a.first_progress_time, a.first_progress, a.state, float(now)):
+                snapshot = copy.copy(snapshot)
+                snapshot.validated = True
         self._history.check(snapshot)
-        i.checked = snapshot.now
+        i.checked = now
 
     def detector_params(self) -> dict[str, object]:
         return {**super().detector_params(), "speed_noise": self._speed_noise}
@@ -677,6 +691,22 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
     # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...):
     # the reference of _kernel_flags
     _verdict: ClassVar[Callable[..., Verdict]]
+
+
+@njit(cache=True)
+def _rows_valid(progress, sent, start, received, fpt, fp, state,
+                now):  # pragma: no cover - compiled
+    """No row fails a check of ``hedge.model.validate._checks`` (the same comparisons:
+    NaN fails none of them but the progress range)."""
+    late = now + 1e-9
+    for i in range(len(progress)):
+        p = progress[i]
+        if not (p >= 0 and p <= 1) or sent[i] < start[i] or received[i] < sent[i] \
+                or received[i] > late or fpt[i] > sent[i] or sent[i] > late \
+                or fpt[i] < start[i] or fp[i] > p + 1e-12 \
+                or (state[i] == _SUCCEEDED and p < 1):
+            return False
+    return True
 
 
 @njit(cache=True)
