@@ -184,7 +184,10 @@ class HedgeAuto(Policy):
       (module docstring; off by default: on Google 2011 part 1 it gained 0.03-0.09 of the
       oracle's gain for 1.9x the waste, past hadoop's, and 1.7-2.5x the CPU);
     - ``pool_races``: believe what every race of the cluster's hedge-auto jobs taught about
-      lam, and count them against ``probe_races`` (module docstring; on by default).
+      lam, and count them against ``probe_races`` (module docstring; on by default);
+    - ``recopy``: judge a race again once both its attempts have an estimate, as one task
+      ending with the sooner of the two, and let a new copy replace the one that would end
+      later (killed); at most once per task (module docstring).
     """
 
     name = "hedge-auto"
@@ -193,7 +196,8 @@ class HedgeAuto(Policy):
                  lam: float = CALIBRATED_LAMBDA,
                  min_completed: int = 3, min_saving: float = 1.0, skew_ratio: float = 1.5,
                  prior_width: float = 0.2, probe_races: int = 2, kill_z: float = 1.0,
-                 pool_small: bool = False, pool_races: bool = True) -> None:
+                 pool_small: bool = False, pool_races: bool = True,
+                 recopy: bool = False) -> None:
         self.cost_weight = float(cost_weight)
         self.assumed_busy = float(assumed_busy)
         self.lam = float(lam)
@@ -205,6 +209,8 @@ class HedgeAuto(Policy):
         self.kill_z = float(kill_z)
         self.pool_small = bool(pool_small)
         self.pool_races = bool(pool_races)
+        self.recopy = bool(recopy)
+        self._recopied: set[int] = set()  # tasks copied a second time (recopy): never again
         self._races: dict[int, Race] = {}  # copied task -> its race with the original
         self._log_prior = -0.5 * ((LAMBDAS - self.lam) / max(self.prior_width, 1e-3)) ** 2
         self._log_belief = self._log_prior.copy()
@@ -260,6 +266,7 @@ class HedgeAuto(Policy):
         live = running | waiting
         n_tasks = snapshot.job.n_maps + snapshot.job.n_reduces
         per_task = np.bincount(a.task[live], minlength=n_tasks)
+        remaining, hidden, reopened = self._reopened(a, remaining, running, per_task, kills)
         chosen: list[int] = []
         judged = rescan = False
         job = snapshot.job
@@ -273,8 +280,8 @@ class HedgeAuto(Policy):
             small = self._small(snapshot, task_type, done)
             basis = self._basis(snapshot, task_type, done, of_type, total, small)
             if basis is not None and of_type.any():
-                chosen += self._judge(snapshot, basis, of_type, waiting & typed, per_task,
-                                      remaining, total)
+                chosen += self._judge(snapshot, basis, of_type & ~hidden, waiting & typed,
+                                      per_task, remaining, total)
                 judged |= not basis.pooled
             # a small job's tasks are weighed once each, when first they can be (running,
             # with an estimate, the cluster taught): until then it rescans, for no
@@ -286,6 +293,12 @@ class HedgeAuto(Policy):
             # reports each): rescan for them, rather than sleep until a completion, which
             # in a job of long tasks comes when a copy could no longer pay
             rescan |= basis is None and self._estimates_pending(a, live & typed, total)
+        for task, (later, race) in reopened.items():
+            if task in chosen:  # the new copy replaces the attempt that would end later
+                kills.append(later)
+                self._recopied.add(task)
+            else:
+                self._races[task] = race
         if not (judged or chosen):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
@@ -296,6 +309,45 @@ class HedgeAuto(Policy):
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
                        avoid_nodes=avoid, kill_attempt=kills)
+
+    def _reopened(self, a: AttemptTable, remaining: np.ndarray, running: np.ndarray,
+                  per_task: np.ndarray, kills: list[int],
+                  ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[int, Race]]]:
+        """The races judged again (``recopy``): a task whose original and one copy both run
+        with an estimate, whose race has taught the belief, and that was not copied a second
+        time already. Each is judged as one task that ends with the sooner of its two
+        attempts, through its original's row (the copy's row is left out of the judgement):
+        in a job of many tasks one copy that drew a slow node, or a slow share, bounds the
+        job's finish, and no other copy could then pay.
+
+        Returns the remaining times to judge by (the original's row: the sooner of the
+        two), the rows left out, and per task reopened the attempt that would end later
+        (killed if the task is copied again) and its race (taken out of ``_races``, put
+        back if it is not). ``per_task`` is updated in place: a reopened task counts one
+        live attempt."""
+        hidden = np.zeros(len(a), dtype=bool)
+        reopened: dict[int, tuple[int, Race]] = {}
+        tasks = [t for t, race in self._races.items()
+                 if race.learned and t not in self._recopied] if self.recopy else []
+        if not tasks:
+            return remaining, hidden, reopened
+        remaining = remaining.copy()
+        rows = np.flatnonzero(running & np.isin(a.task, tasks))
+        rows = rows[np.argsort(a.task[rows], kind="stable")]
+        ids, first, counts = np.unique(a.task[rows], return_index=True, return_counts=True)
+        for task, i, n in zip(ids.tolist(), first.tolist(), counts.tolist(), strict=True):
+            pair = rows[i:i + n]
+            original = pair[~a.speculative[pair]]
+            if n != 2 or len(original) != 1 or not np.isfinite(remaining[pair]).all():
+                continue
+            later = int(a.attempt[pair[int(np.argmax(remaining[pair]))]])
+            if later in kills:
+                continue
+            remaining[original[0]] = remaining[pair].min()
+            hidden[pair[pair != original[0]]] = True
+            per_task[task] = 1
+            reopened[task] = (later, self._races.pop(task))
+        return remaining, hidden, reopened
 
     def _estimates_pending(self, a: AttemptTable, live_of_type: np.ndarray,
                            total: np.ndarray) -> bool:
