@@ -199,14 +199,16 @@ class WindowPolicy(Policy):
         if len(pend) == 0:
             return Actions()
         a = snap.attempts
-        running = a.attempt[a.running]
-        pend = pend[np.isin(pend["task"], a.task[a.running])]
+        run = a.running  # a property: one enum comparison per read
+        running = a.attempt[run]
+        # member: np.isin's exact answer without its ~0.1 ms set-up per call
+        pend = pend[member(pend["task"], a.task[run])]
         free_at = snap.cluster.slot_free_at
         slot_free = np.ones(len(pend), dtype=bool)
         has_slot = pend["slot"] >= 0
         if len(free_at):
             slot_free[has_slot] = free_at[pend["slot"][has_slot]] <= snap.now
-        trigger_gone = (pend["trigger"] < 0) | ~np.isin(pend["trigger"], running)
+        trigger_gone = (pend["trigger"] < 0) | ~member(pend["trigger"], running)
         ready = slot_free & trigger_gone
         go, self._pending = pend[self._within_cap(snap, ready)], pend[~ready]
         launched = go["task"].tolist()
@@ -273,7 +275,7 @@ class WindowPolicy(Policy):
             own = np.flatnonzero(a.running & (a.node >= 0) & (ect <= now + w))
             parts.append(_slots(a.node[own], np.maximum(ect[own], now), a.attempt[own], -1))
         v = np.concatenate(parts) if parts else np.empty(0, dtype=_PENDING)
-        v = v[~np.isin(v["node"], c.blacklist)]
+        v = v[~member(v["node"], c.blacklist)]
         return v[np.argsort(v["start"], kind="stable")]
 
     # ---------------------------------------------------------------- the plan
@@ -343,12 +345,13 @@ class WindowPolicy(Policy):
         """Per attempt row: the earliest estimated end among its task's running attempts
         (the task ends when its first attempt does)."""
         a = snap.attempts
-        run = a.running & np.isfinite(ect)
+        running, estimated = a.running, np.isfinite(ect)
+        run = running & estimated
         best = np.full(int(a.task.max(initial=0)) + 1, np.inf)
         np.minimum.at(best, a.task[run], ect[run])
         # an attempt without an estimate yet (no progress reported) may end any time
         blind = np.zeros(len(best), dtype=bool)
-        blind[a.task[a.running & ~np.isfinite(ect)]] = True
+        blind[a.task[running & ~estimated]] = True
         return np.where(np.isfinite(best[a.task]) & ~blind[a.task], best[a.task], np.nan)
 
     def _plan(self, snap: Snapshot, w: float, typical: np.ndarray) -> np.ndarray:
