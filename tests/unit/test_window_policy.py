@@ -325,3 +325,48 @@ def test_copies_beyond_hadoops_cap_are_not_counted_as_made():
     later = policy.decide(snapshot(12.5, RUNNING, [15, 12.5, 20, 30, 100, 30],
                                    node_speed=[1, 0.5, 1], n_maps=20))
     assert later.speculate_task.tolist() == [2]
+
+
+def _flag_reference(policy, snap):
+    """_flag as it was written before the shortcut: detect() for the rate rule, then the
+    wave's tail rule on a separately computed ETD."""
+    from hedge.detect import detect
+    from hedge.detect.detectors import candidate_mask, known_mask
+
+    flagged = detect(policy.detector, snap, **policy.detector_params)
+    factor = float(policy.detector_params.get("factor", 1.2))
+    a = snap.attempts
+    known, cand = known_mask(snap), candidate_mask(snap)
+    etd = estimate_ect("rate", a, snap.now) - a.start
+    waiting = (a.state == W) & ~a.speculative
+    for ttype in (MAP, REDUCE):
+        of_type = a.task_type == ttype
+        if (waiting & of_type).any() or (of_type & (a.state == AttemptState.SUCCEEDED)).any():
+            continue
+        values = np.concatenate([etd[known & of_type], snap.job.completed_runtimes(ttype)])
+        values = values[np.isfinite(values)]
+        if len(values):
+            flagged |= cand & of_type & (etd >= factor * values.mean())
+    return flagged
+
+
+@pytest.mark.parametrize("params", [None, {}, {"factor": 1.2}, {"factor": 3}])
+def test_flag_equals_detect_then_the_tail_rule_on_random_snapshots(params):
+    rng = np.random.default_rng(7)
+    policy = WindowPolicy(detector_params=params)
+    for _ in range(200):
+        n = int(rng.integers(1, 12))
+        state = rng.choice([R, R, R, W], n)
+        rows = [(i, i, s, int(rng.integers(0, 3)), float(rng.uniform(0, 20)),
+                 float(rng.choice([0.0, rng.uniform(0, 1), 1.0]))) for i, s in enumerate(state)]
+        snap = snapshot(30.0, rows, FREE_AT, completed=rng.uniform(5, 40, 3))
+        want = _flag_reference(policy, snap)
+        ect = estimate_ect("rate", snap.attempts, snap.now)
+        assert np.array_equal(policy._flag(snap), want)
+        assert np.array_equal(policy._flag(snap, ect), want)
+
+
+def test_flag_with_bad_rate_params_still_raises():
+    policy = WindowPolicy(detector_params={"factor": 1.5, "gap": 0.1})
+    with pytest.raises(HedgeError, match="bad parameters"):
+        policy._flag(snapshot(10.0, RUNNING, FREE_AT))

@@ -66,6 +66,7 @@ from hedge.analysis.copy_model import check_bandwidth
 from hedge.analysis.energy import PowerModel
 from hedge.detect import DETECTORS, detect
 from hedge.detect.detectors import candidate_mask, known_mask
+from hedge.detect.rules import ratio_rule
 from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
@@ -282,8 +283,9 @@ class WindowPolicy(Policy):
     def _eligible_types(self, snap: Snapshot) -> list[int]:
         return [MAP, REDUCE]
 
-    def _flag(self, snap: Snapshot) -> np.ndarray:
-        """Straggler mask over the attempts (step 1's detection).
+    def _flag(self, snap: Snapshot, rate_ect: np.ndarray | None = None) -> np.ndarray:
+        """Straggler mask over the attempts (step 1's detection); ``rate_ect``: the rate
+        ECT of this snapshot when the caller has it (else computed here).
 
         The detector of :func:`hedge.detect.detect`. For ``rate`` (LATE: ETD_i = t - s_i +
         (1 - PS_i)/PR_i >= factor x mean ETD), once every task of a type is launched (the
@@ -292,13 +294,21 @@ class WindowPolicy(Policy):
         are still running, and a mean over them alone would hide them. Earlier the
         completed run times are not used (the first tasks to complete are the fast ones,
         so they would pull the mean down and flag normal tasks)."""
-        flagged = detect(self.detector, snap, **self.detector_params)
-        if self.detector != "rate":
-            return flagged
-        factor = float(self.detector_params.get("factor", 1.2))
+        if self.detector != "rate" or not set(self.detector_params) <= {"factor"}:
+            # any other detector, or parameters detect() must check (it raises on bad ones)
+            flagged = detect(self.detector, snap, **self.detector_params)
+            if self.detector != "rate":
+                return flagged
         a, job = snap.attempts, snap.job
         known, cand = known_mask(snap), candidate_mask(snap)
-        etd = estimate_ect("rate", a, snap.now) - a.start
+        if rate_ect is None:
+            rate_ect = estimate_ect("rate", a, snap.now)
+        etd = rate_ect - a.start
+        if set(self.detector_params) <= {"factor"}:
+            # detectors.rate on the masks and ETD the wave's tail rule below reads as well
+            # (the same rule and operations, so the same flags, without computing them twice)
+            flagged = ratio_rule(etd, known, cand, self.detector_params.get("factor", 1.2))
+        factor = float(self.detector_params.get("factor", 1.2))
         for ttype in _tail_types(snap):
             of_type = a.task_type == ttype
             if (of_type & (a.state == AttemptState.SUCCEEDED)).any():
@@ -361,7 +371,8 @@ class WindowPolicy(Policy):
         cand = self._candidates(snap, typical, task_end)
         if not cand.any():  # most plans: no detection needed (it has no side effect)
             return np.empty(0, dtype=_PENDING)
-        flagged = self._flag(snap)
+        # the rate ECT the detection reads too, when it is the plan's estimator
+        flagged = self._flag(snap, ect if self.estimator == "rate" else None)
         rows = self._stragglers(snap, flagged & cand, task_end)
         if len(rows) == 0:
             return np.empty(0, dtype=_PENDING)
