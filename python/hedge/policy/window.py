@@ -74,6 +74,7 @@ from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 from hedge.policy.node_history import NodeHistory, attempt_local, member
+from hedge.policy.window_kernels import task_end_candidates
 
 
 def _tail_types(snap: Snapshot) -> list[int]:
@@ -319,15 +320,14 @@ class WindowPolicy(Policy):
                 flagged |= cand & of_type & (etd >= factor * values.mean())
         return flagged
 
-    def _candidates(self, snap: Snapshot, typical: np.ndarray,
-                    task_end: np.ndarray) -> np.ndarray:
+    def _candidates(self, snap: Snapshot, far: np.ndarray) -> np.ndarray:
         """Mask of the running original attempts step 1 may copy if flagged: of an eligible
         type, the task's only live attempt and not copied (or, at the wave's tail, its one
-        copy also late), and the task's end further away than a copy's expected run time."""
+        copy also late), and the task's end further away than a copy's expected run time
+        (``far``, from :meth:`_task_end`)."""
         a = snap.attempts
         # the running originals far enough from their end first: at most plans there is none
-        cand = (a.running & ~a.speculative
-                & (task_end - snap.now > typical[a.task_type.astype(np.int64)]))
+        cand = far
         if not cand.any():
             return cand
         live = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
@@ -351,24 +351,22 @@ class WindowPolicy(Policy):
         return rows[np.argsort(-(task_end[rows] - snap.now), kind="stable")]
 
     @staticmethod
-    def _task_end(snap: Snapshot, ect: np.ndarray) -> np.ndarray:
+    def _task_end(snap: Snapshot, ect: np.ndarray, typical: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """Per attempt row: the earliest estimated end among its task's running attempts
-        (the task ends when its first attempt does)."""
+        (the task ends when its first attempt does; NaN while one of them has no estimate
+        yet: it may end any time), and whether it is a running original whose task ends
+        more than ``typical[its type]`` from now (one compiled pass,
+        :func:`hedge.policy.window_kernels.task_end_candidates`)."""
         a = snap.attempts
-        running, estimated = a.running, np.isfinite(ect)
-        run = running & estimated
-        best = np.full(int(a.task.max(initial=0)) + 1, np.inf)
-        np.minimum.at(best, a.task[run], ect[run])
-        # an attempt without an estimate yet (no progress reported) may end any time
-        blind = np.zeros(len(best), dtype=bool)
-        blind[a.task[running & ~estimated]] = True
-        return np.where(np.isfinite(best[a.task]) & ~blind[a.task], best[a.task], np.nan)
+        return task_end_candidates(a.running, a.speculative, a.task, a.task_type, ect,
+                                   typical, snap.now)
 
     def _plan(self, snap: Snapshot, w: float, typical: np.ndarray) -> np.ndarray:
         a, c = snap.attempts, snap.cluster
         ect = estimate_ect(self.estimator, a, snap.now)
-        task_end = self._task_end(snap, ect)
-        cand = self._candidates(snap, typical, task_end)
+        task_end, far = self._task_end(snap, ect, typical)
+        cand = self._candidates(snap, far)
         if not cand.any():  # most plans: no detection needed (it has no side effect)
             return np.empty(0, dtype=_PENDING)
         # the rate ECT the detection reads too, when it is the plan's estimator
