@@ -370,3 +370,40 @@ def test_flag_with_bad_rate_params_still_raises():
     policy = WindowPolicy(detector_params={"factor": 1.5, "gap": 0.1})
     with pytest.raises(HedgeError, match="bad parameters"):
         policy._flag(snapshot(10.0, RUNNING, FREE_AT))
+
+
+def test_first_equal_slots_keeps_the_first_m_of_each_node_and_start_in_order():
+    from hedge.policy.window import _first_equal_slots
+
+    node = np.array([3, 1, 3, 3, 1, 2, 3])
+    start = np.array([5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 6.0])
+    assert _first_equal_slots(node, start, 1).tolist() == [1, 1, 0, 0, 0, 1, 1]
+    assert _first_equal_slots(node, start, 2).tolist() == [1, 1, 1, 0, 1, 1, 1]
+    assert _first_equal_slots(node, start, 7).all()
+
+
+@pytest.mark.parametrize("kind", [WindowPolicy, HeteAwarePolicy])
+def test_plans_are_the_same_without_the_equal_slots_left_out(monkeypatch, kind):
+    """Random snapshots with many idle slots per node: the plan with every predicted slot
+    in the problem (the helper disabled) books the same tasks on the same slots."""
+    import hedge.policy.window as window
+
+    rng = np.random.default_rng(11)
+    full = lambda node, start, m: np.ones(len(node), dtype=bool)  # noqa: E731
+    booked = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 10))
+        rows = [(i, i, R, int(rng.integers(0, 3)), float(rng.uniform(0, 8)),
+                 float(rng.uniform(0.02, 0.9))) for i in range(n)]
+        free_at = rng.choice([5.0, 10.0, 10.5, 40.0], 6)
+        snap = snapshot(10.0, rows, free_at, node_speed=rng.uniform(0.5, 1.5, 3),
+                        completed=rng.uniform(3, 12, 3), n_maps=n)
+        typical = np.array([snap.job.completed_map_runtimes.mean()] * 2)
+        for slots in ("own", "cluster"):
+            pruned = kind(slots=slots)._plan(snap, 2.0, typical)
+            with monkeypatch.context() as m:
+                m.setattr(window, "_first_equal_slots", full)
+                want = kind(slots=slots)._plan(snap, 2.0, typical)
+            assert np.array_equal(pruned, want)
+            booked += len(want)
+    assert booked > 50  # plans that booked slots were compared
