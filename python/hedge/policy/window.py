@@ -30,6 +30,16 @@ nothing reserved it asks for its next scan at the window's end. Between scans no
 missed: the node history below is read from the job's completed attempts with their true
 end times (``JobFacts.finished``), not from what changed between two scans.
 
+Cost (issue 21, session 29, E; 22,102 tasks of the fitted day, window, in-process split):
+2,400 scans = 492 launch checks (0.05 ms each), 1,359 plans with no candidate (0.25-0.30 ms)
+and 549 plans that book slots (3.5 -> 2.5 ms: one compiled pass for the task ends and
+candidates, the rate detection not computed twice, equal idle slots beyond the stragglers'
+count left out of the allocation); the simulator's own per-scan work (snapshot, cluster
+facts, actuation) is 1.1-1.5 s against none's 0.24 s in all, so 3x none needs fewer scans.
+bench_sim (x none, two interleaved runs per tree, shared machine) before 1548187 -> after
+3f96840: day 94,923 window 9.3-9.6x -> 8.6-9.7x, hete-aware 4.7-5.2x -> 5.2-6.5x; burst
+94,923 window 5.4-7.8x -> 7.1-7.5x, hete-aware 3.9-4.0x -> 4.6-4.8x: within the noise.
+
 A copy's expected run time is the copy model's t_Ci (from a non-straggling T_h) times the
 job's observed straggling ``E[f]`` = mean / mean of non-straggling completed run times of
 the type (:meth:`WindowPolicy._copy_risk`, ``risk_adjust=True``): a copy is a fresh
