@@ -31,11 +31,13 @@ missed: the node history below is read from the job's completed attempts with th
 end times (``JobFacts.finished``), not from what changed between two scans.
 
 Cost (issue 21, session 29, E; 22,102 tasks of the fitted day, window, in-process split):
-2,400 scans = 492 launch checks (0.05 ms each), 1,359 plans with no candidate (0.25-0.30 ms)
-and 549 plans that book slots (3.5 -> 2.5 ms: one compiled pass for the task ends and
-candidates, the rate detection not computed twice, equal idle slots beyond the stragglers'
-count left out of the allocation); the simulator's own per-scan work (snapshot, cluster
-facts, actuation) is 1.1-1.5 s against none's 0.24 s in all, so 3x none needs fewer scans.
+2,400 scans = 492 launch checks, 1,359 plans with no candidate and 549 plans that book
+slots. Two interleaved runs per tree, 1548187 -> 3f96840 (one compiled pass for the task
+ends and candidates, the rate detection not computed twice, equal idle slots beyond the
+stragglers' count left out of the allocation): launch checks 0.09-0.11 -> 0.05-0.06 ms,
+empty plans 0.30-0.38 -> 0.26-0.32 ms, booking plans 2.7-3.9 -> 3.5-3.6 ms (no gain
+measurable). Outside decide the simulator took 1.1-1.6 s against none's 0.24 s in all
+(its snapshot, cluster facts and actuation per scan), so 3x none needs fewer scans.
 bench_sim (x none, two interleaved runs per tree, shared machine) before 1548187 -> after
 3f96840: day 94,923 window 9.3-9.6x -> 8.6-9.7x, hete-aware 4.7-5.2x -> 5.2-6.5x; burst
 94,923 window 5.4-7.8x -> 7.1-7.5x, hete-aware 3.9-4.0x -> 4.6-4.8x: within the noise.
