@@ -159,20 +159,21 @@ def test_a_copy_a_little_behind_is_kept_until_its_estimate_is_sure() -> None:
     """By its first estimate (two reports) the copy ends about 11 % later than it would need
     to tie: within an early estimate's error (``ESTIMATE_LOG_SD``), so it runs on; at the
     same pace, 130 s later, its sharper estimate says the same and it is killed (and
-    ``kill_z=0`` kills it at once)."""
+    ``kill_z=0`` kills it at once). The kill rule alone: ``recopy`` is off (with it, a new
+    copy would replace this slow one: test_policy_auto_recopy.py)."""
     done = list(np.random.default_rng(4).uniform(9.0, 11.0, 40))
 
     def race(now: float, orig: float, copy: float) -> Snapshot:
         return snapshot(now, [(7, orig, 3), (7, copy, 4, True)], done=done)
 
-    policy = create("hedge-auto")
+    policy = create("hedge-auto", recopy=False)
     assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
     assert not policy.decide(race(21.0, 0.105, 0.0147)).kill_attempt.size
     later = race(150.0, 0.01 + 0.00475 * 149, 0.01 + 0.0047 * 130)
     later.attempts.start[1] = 19.0  # the same copy: started at 19 s, first report at 20 s
     later.attempts.first_progress_time[1] = 20.0
     assert policy.decide(later).kill_attempt.tolist() == [101]
-    eager = create("hedge-auto", kill_z=0)
+    eager = create("hedge-auto", kill_z=0, recopy=False)
     eager.decide(snapshot(20.0, [(7, 0.1, 3)], done=done))
     assert eager.decide(race(21.0, 0.105, 0.0147)).kill_attempt.tolist() == [101]
 

@@ -32,9 +32,14 @@ def stragglers(transient: bool) -> Workload:
 
 
 def test_every_oracle_copy_wins_and_no_policy_beats_it() -> None:
+    """Among policies that copy a task at most once, as the oracle does (hedge-auto with
+    ``recopy`` off): a policy that copies a slow race again draws a second copy, which the
+    oracle, knowing one draw per task, never does, and may beat it (here hedge-auto with
+    ``recopy``: 39.1 s against 47.2 s of mean job time)."""
     wl = stragglers(transient=True)
-    rows = {p: summarize(simulate(wl, p, CLUSTER, seed=1)) for p in
-            ("none", "hadoop", "hedge-auto", "oracle")}
+    rows = {p: summarize(simulate(wl, p, CLUSTER, seed=1,
+                                  policy_params={"recopy": False} if p == "hedge-auto" else None))
+            for p in ("none", "hadoop", "hedge-auto", "oracle")}
     oracle = rows["oracle"]
     assert oracle["copies_launched"] > 0
     assert oracle["copies_won"] == oracle["copies_launched"]

@@ -78,8 +78,9 @@ GOLDEN: dict[str, list[str]] = {
     # (kill_z = 1); run 2 again when the cost model charges a losing copy the slot time
     # that kill rule lets it run (auto._loser_slot), and runs 0 and 2 when a type waiting
     # for its peers' estimates rescans instead of sleeping until a completion and the
-    # belief about lam is the cluster's (pool_races)
-    "hedge-auto": ["fb73721313d75fc4", "3f7dd2718bf9ab71", "eb7853c0150821b9"],
+    # belief about lam is the cluster's (pool_races); runs 0 and 2 again when a slow race
+    # is judged again and a new copy replaces its later attempt (recopy, on by default)
+    "hedge-auto": ["1c018d4d35aec9c5", "3f7dd2718bf9ab71", "baf8b69ca3df7d23"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged)

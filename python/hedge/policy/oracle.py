@@ -24,7 +24,9 @@ can know; ``tests/bench/bench_policies.py`` prints its share too.
 
 Its blind spots are the copy's node (it assumes a typical one; the copy may land on a slower
 or busier node), the wait for a free slot, and what its copies' slots cost other jobs: it is
-a clairvoyant reference line on a comparison, not a strict bound. On Google 2011 part 1 under
+a clairvoyant reference line on a comparison, not a strict bound. Nor does it copy a task
+twice: a policy that does (mantri's restarts, hedge-auto's ``recopy``) draws a second copy
+where the first drew a slow share, and can beat it. On Google 2011 part 1 under
 the calibrated model, ``adaptive`` came out 0.3% below it (0.952 vs 0.955 of none's mean job
 time) by copying far more (1,752 copies against 656). Copying every task whose copy would win,
 instead of only those that shorten their type's finish, was worse on the MRv1 sample (0.932
