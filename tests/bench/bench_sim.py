@@ -143,6 +143,21 @@ an uncopied slot turns a minute old) halved the steps at 30,000 tasks but cut on
 97,059 and cost more than it saved (re-evaluated at every rate change), so it was not
 kept: a useful one needs bounds of the reported rates over a horizon. replicate: a plan at
 every completion from half the type's tasks until the fork.
+
+Compiled cores, 2026-11-26 (issue 21; results bit-identical, golden digests; CPU s, x none
+in the same run; ``--sizes 15000`` and ``97000`` now give 22,102 and 94,923 tasks): hedge-auto
+(its judge in numba kernels, ``hedge.policy.auto_kernels``; scans unchanged) day 22,102
+34.8 (143x) -> 10.8 (48x), 94,923 236.2 (147x) -> 79.7 (56x), one run per tree; Google 2011
+part 1 71.9-77.2 -> 23.6-25.0 (two interleaved runs). fresh-* (verdict, new-table inputs and
+report memory compiled, ``hedge.detect.fresh_kernels``, ``hedge.estimate.runtime_kernels``;
+fresh-rate's scans 99,513 -> 43,032 by sleeping where its bar is NaN), two interleaved runs,
+day 22,102: fresh-score 56.1-57.5 (234-269x) -> 21.5-22.1 (73-105x), fresh-rate 79.1-82.0
+(342-370x) -> 19.5-21.9 (64-107x); burst 22,102: 62.2-64.1 -> 23.8-23.9, 84.1-95.7 ->
+27.0-28.5. window and hete-aware (a compiled candidates pass, fewer equal slots in the
+allocation): within the noise (day 94,923 window 9.3-9.6x -> 8.6-9.7x none). What is left
+for all three: the scans themselves (each now costs about as much in the simulator's
+snapshot and actuation, ``hedge.sim.am``, as in the policy) and, for window, a gate that
+keeps its window starts.
 ``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
 reference code, bit-identical results; the gates of chronos and of fresh-* exist only in the
 compiled form and they raise a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
