@@ -27,9 +27,9 @@ import math
 import numpy as np
 from numba import njit
 
-from hedge.detect.fresh_kernels import pairwise_sum
 from hedge.estimate.runtime import JVM_EVIDENCE, MIN_PEERS
 from hedge.model import AttemptState
+from hedge.numpy_sum import pairwise_sum
 
 _RUNNING, _SUCCEEDED = int(AttemptState.RUNNING), int(AttemptState.SUCCEEDED)
 

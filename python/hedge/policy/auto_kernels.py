@@ -9,7 +9,7 @@ They give *bit-identical* results to the numpy code they replace (the expression
 each docstring, kept as the reference in ``tests/unit/test_policy_auto_kernels.py``): the
 same floating-point operations in the same order, with no fastmath (LLVM neither contracts
 ``a * b + c`` into an FMA nor reorders a sum). Where numpy's order is not the obvious one it
-is spelled out: a mean over an axis is numpy's pairwise sum (``_pairwise_sum``), a median the
+is spelled out: a mean over an axis is numpy's pairwise sum (:func:`hedge.numpy_sum.pairwise_sum`), a median the
 mean of the two middle values, a quantile numpy's ``linear`` method with its ``_lerp``;
 ``exp`` and ``log`` are the C library's in both (numpy has no SIMD float64 ``exp``/``log``
 below AVX-512, where the tests would catch a difference).
@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit
 
+from hedge.numpy_sum import pairwise_sum
+
 
 @njit(cache=True, inline="always")
 def _maximum(a: float, b: float) -> float:
@@ -33,37 +35,6 @@ def _maximum(a: float, b: float) -> float:
 def _minimum(a: float, b: float) -> float:
     """``np.minimum(a, b)`` (NaN in either gives NaN)."""
     return a if a <= b or math.isnan(a) else b
-
-
-@njit(cache=True, inline="always")
-def _pairwise_sum(x: np.ndarray, n: int) -> float:
-    """``np.add.reduce`` of ``x[:n]`` as numpy does it over a contiguous axis of at most 128
-    values: sequentially below 8, else eight running sums combined as a tree, then the rest
-    (numpy's ``pairwise_sum``), added to the reduction's initial 0."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return 0.0 + res
-    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
-    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
-    i = 8
-    stop = n - n % 8
-    while i < stop:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += x[i]
-        i += 1
-    return 0.0 + res
 
 
 @njit(cache=True)
@@ -210,8 +181,8 @@ def judge_core(lambdas: np.ndarray, belief: np.ndarray, typical: np.ndarray,
                         slot_row[r] = t
                 else:
                     slot_row[r] = far
-            saving[li, k] = _pairwise_sum(save_row, n_res) / n_res
-            slot_mean[li, k] = _pairwise_sum(slot_row, n_res) / n_res
+            saving[li, k] = pairwise_sum(save_row) / n_res
+            slot_mean[li, k] = pairwise_sum(slot_row) / n_res
     return saving, slot_mean
 
 
