@@ -99,19 +99,27 @@ def _belief(ect, start, sent, received, now, known, cand, noise,
 
 
 @njit(cache=True)
+def _known_mean(x, known):  # pragma: no cover - compiled
+    """``(use, mean, count)``: which values are known and finite, and their mean as numpy
+    takes it (``np.sum`` of them with zeros elsewhere over their count; NaN when none)."""
+    n = len(x)
+    use = np.empty(n, np.bool_)
+    values = np.zeros(n)
+    count = 0
+    for i in range(n):
+        use[i] = known[i] and math.isfinite(x[i])
+        if use[i]:
+            values[i] = x[i]
+            count += 1
+    return use, pairwise_sum(values) / (count if count > 0 else math.nan), count
+
+
+@njit(cache=True)
 def _filled(central, certain, known):  # pragma: no cover - compiled
     """:func:`hedge.detect.fresh._filled`: central estimates, the others the mean of those
     (at least their certain bound)."""
     n = len(central)
-    has = np.empty(n, np.bool_)
-    values = np.zeros(n)
-    count = 0
-    for i in range(n):
-        has[i] = known[i] and math.isfinite(central[i])
-        if has[i]:
-            values[i] = central[i]
-            count += 1
-    mean = pairwise_sum(values) / (count if count > 0 else math.nan)
+    has, mean, _ = _known_mean(central, known)
     out = np.empty(n)
     for i in range(n):
         if has[i]:
@@ -216,15 +224,7 @@ def score_core(ect, start, sent, received, now, known, cand, noise, spread, gap,
                                                cand, noise, spread)
     n = len(ect)
     filled = _filled(central, certain, known)
-    usable = np.empty(n, np.bool_)
-    values = np.zeros(n)
-    count = 0
-    for i in range(n):
-        usable[i] = known[i] and math.isfinite(filled[i])
-        if usable[i]:
-            values[i] = filled[i]
-            count += 1
-    mean = pairwise_sum(values) / (count if count > 0 else math.nan)
+    usable, mean, count = _known_mean(filled, known)
     ratio = horizon / (horizon - gap)
     weight = ratio / (count if count > 0 else math.nan)
     bar_sd = _bar_spread(sigma, usable, weight)
