@@ -25,8 +25,8 @@ $(STAMP)/venv: setup.cfg pyproject.toml
 # does not spend about 8 s of CPU compiling) and the numba.pycc extension module that lets the
 # CLI count words without importing numba (hedge.imkp.wordtable loads it; redone when the
 # kernels' or the loader's source changes).
-$(STAMP)/numba: python/hedge/imkp/wordcount.py python/hedge/imkp/wordtable.py $(STAMP)/venv
-	$(PY) -c "from hedge.imkp.wordcount import warm_cache; warm_cache()"
+$(STAMP)/numba: python/hedge/imkp/wordcount.py python/hedge/imkp/wordtable.py python/hedge/imkp/wordbuild.py $(STAMP)/venv
+	$(PY) -c "from hedge.imkp.wordbuild import warm_cache; warm_cache()"
 	@mkdir -p $(STAMP) && touch $@
 
 # The Java side: shim jar, cluster jar, and the Hadoop classpaths in $(HEDGE_CACHE)/hadoop/.

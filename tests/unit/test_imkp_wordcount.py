@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from hedge.errors import HedgeError
-from hedge.imkp import wordcount, wordtable
+from hedge.imkp import wordbuild, wordcount, wordtable
 from hedge.imkp.hashing import murmur3_32
 from hedge.imkp.keys import Piece, Words, distinct_counts, tokenize
-from hedge.imkp.wordcount import WordCounter, count_words
+from hedge.imkp.wordtable import WordCounter, count_words
 from tests.integration.hadoop_job import tokenize as string_tokenizer
 
 TRICKY = ("alpha beta\tgamma\r\ndelta\fepsilon\x0bzeta \u00a0eta  θ\u2003ι\n\n"
@@ -34,7 +34,7 @@ def aot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if ready.is_file():
         (root / "hedge_imkp").mkdir()
         (root / "hedge_imkp" / ready.name).symlink_to(ready)
-    built = wordcount.build_compiled(root / "hedge_imkp")
+    built = wordbuild.build_compiled(root / "hedge_imkp")
     assert built is not None and built.is_file(), "numba.pycc could not build the module"
     return root
 
@@ -159,7 +159,7 @@ def test_words_counter_names_the_piece_with_bad_bytes(monkeypatch: pytest.Monkey
 
 
 def test_warm_cache_compiles_every_kernel_a_build_calls() -> None:
-    wordcount.warm_cache(compile_ahead=False)
+    wordbuild.warm_cache(compile_ahead=False)
     signatures = {f: set(getattr(wordcount, f).signatures)
                   for f in ("_count_into", "_rehash", "_counts")}
     assert all(signatures.values())
@@ -191,7 +191,7 @@ def test_aot_module_name_follows_the_cpu_and_a_bad_file_or_folder_means_jit(
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     with pytest.warns(UserWarning, match="no ahead-of-time module"):
-        assert wordcount.build_compiled(blocked / "cache") is None
+        assert wordbuild.build_compiled(blocked / "cache") is None
 
 
 def test_aot_kernels_release_the_gil(aot: wordtable.Kernels) -> None:

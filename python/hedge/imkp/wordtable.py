@@ -8,7 +8,7 @@ Why two ways to the same code: importing numba and loading its cached kernels co
 0.4 s of CPU, nearly all of a small ``hedge imkp build``'s start-up beyond numpy and pyarrow
 (issue 21; the in-process count of a 31 MB file is 0.15 s). The extension module is the
 same kernels compiled by numba's own AOT compiler (``numba.pycc``, with a C compiler) and
-imports in under a millisecond without numba. ``wordcount.warm_cache`` (``make setup``)
+imports in under a millisecond without numba. ``wordbuild.warm_cache`` (``make setup``)
 builds it next to numba's cache; its name carries a digest of both modules' source, numba's,
 numpy's and Python's versions, so a stale one is never loaded: the jit path is used instead,
 with the same results (the unit tests run both paths).
@@ -81,11 +81,11 @@ def _host_cpu() -> bytes:
 
 def compiled_name() -> str:
     """The AOT module's name for the current source, toolchain and CPU (its digest changes
-    with either kernel module, numba, numpy, Python or the processor). numba's version is
+    with the kernels, the table, the build flags, numba, numpy, Python or the processor). numba's version is
     read from its files, since importing numba is what the AOT module is for avoiding."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
-    for name in ("wordcount.py", "wordtable.py"):
+    for name in ("wordcount.py", "wordtable.py", "wordbuild.py"):
         digest.update((here / name).read_bytes())
     spec = importlib.util.find_spec("numba")
     if spec is not None and spec.origin:
