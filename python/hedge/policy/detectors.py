@@ -659,21 +659,15 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         them from the snapshot), tested at ``now``; at the table's first scan, also until
         when they could not flag a task this policy could still copy."""
         i, a = self._inputs, snapshot.attempts
-        flags, parts = self._kernel_flags(i.ect, a.start, a.report_sent, a.report_received,
-                                          snapshot.now, i.known, i.candidates, i.noise,
-                                          i.spread)
+        flags, parts = self._kernel(i.ect, a.start, a.report_sent, a.report_received,
+                                    snapshot.now, i.known, i.candidates, i.noise, i.spread,
+                                    *(getattr(self, name) for name in self._kernel_params))
         if np.isnan(i.quiet):
             copyable = ~(_member(a.task, self._copied) | _member(a.task, a.task[a.speculative]))
             i.quiet = fresh_kernels.quiet(parts, i.ect, a.start, a.report_sent, snapshot.now,
                                           i.candidates & parts[1] & copyable, self.z,
                                           self.scan_interval)
         return flags
-
-    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
-        """The compiled verdict (``hedge.detect.fresh_kernels``, bit-identical to
-        ``_verdict``) of the columns and kept inputs ``_flags`` passes: the flags and what
-        ``fresh_kernels.quiet`` reads."""
-        raise NotImplementedError
 
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` if this job's table could differ from the one its kept inputs were
@@ -689,8 +683,13 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
                                          view.hw, now, i.since))
 
     # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...):
-    # the reference of _kernel_flags
+    # the reference of _kernel
     _verdict: ClassVar[Callable[..., Verdict]]
+    # the same verdict compiled (hedge.detect.fresh_kernels.score_flags, ...; bit-identical
+    # to _verdict): the flags and what fresh_kernels.quiet reads, of the columns and kept
+    # inputs _flags passes followed by the rule's parameters, the attributes named here
+    _kernel: ClassVar[Callable[..., tuple[np.ndarray, tuple]]]
+    _kernel_params: ClassVar[tuple[str, ...]]
 
 
 @njit(cache=True)
@@ -787,6 +786,8 @@ class FreshScorePolicy(FreshPolicy):
     name = "fresh-score"
     detector = "fresh-score"
     _verdict = staticmethod(fresh_score_verdict)
+    _kernel = staticmethod(fresh_kernels.score_flags)
+    _kernel_params = ("gap", "horizon", "z", "z_last", "scan_interval")
 
     def __init__(self, gap: float = 0.2, horizon: float = 1.2, z: float = Z_CONFIDENT,
                  z_last: float = Z_LAST, scan_interval: float = SCAN_INTERVAL) -> None:
@@ -797,10 +798,6 @@ class FreshScorePolicy(FreshPolicy):
         self.z_last = z_last
         self.scan_interval = scan_interval
 
-    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
-        return fresh_kernels.score_flags(*columns, self.gap, self.horizon, self.z,
-                                         self.z_last, self.scan_interval)
-
 
 @register
 class FreshRatePolicy(FreshPolicy):
@@ -810,6 +807,8 @@ class FreshRatePolicy(FreshPolicy):
     name = "fresh-rate"
     detector = "fresh-rate"
     _verdict = staticmethod(fresh_rate_verdict)
+    _kernel = staticmethod(fresh_kernels.rate_flags)
+    _kernel_params = ("factor", "z", "z_last", "scan_interval")
 
     def __init__(self, factor: float = 1.2, z: float = Z_RATE, z_last: float = Z_RATE_LAST,
                  scan_interval: float = SCAN_INTERVAL) -> None:
@@ -818,7 +817,3 @@ class FreshRatePolicy(FreshPolicy):
         self.z = z
         self.z_last = z_last
         self.scan_interval = scan_interval
-
-    def _kernel_flags(self, *columns: object) -> tuple[np.ndarray, tuple]:
-        return fresh_kernels.rate_flags(*columns, self.factor, self.z, self.z_last,
-                                        self.scan_interval)
