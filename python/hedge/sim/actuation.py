@@ -41,16 +41,10 @@ class Actuator:
         actions = limit(actions, snapshot, self.speculation, tb.t_done[off:off + n])
         if len(actions.kill_attempt):
             self._kill(t, j, actions.kill_attempt)
-        for task, k in zip(actions.resume_task.tolist(), actions.resume_copies.tolist(),
-                           strict=True):
-            self._resume(t, off + task, int(k))
-        for task, k, prefer in zip(actions.speculate_task.tolist(),
-                                   actions.speculate_copies.tolist(),
-                                   actions.prefer_node.tolist(), strict=True):
-            task += off
-            if not tb.t_done[task] and k > 0:
-                tb.t_detected[task] = True
-                tb.request(task, int(k), copy=True, prefer=prefer)
+        if len(actions.resume_task):
+            self._resume_all(t, off, actions)
+        if len(actions.speculate_task):  # most answers copy nothing
+            self._copy(off, actions)
         tb.j_reserved[j] = max(int(actions.reserve_slots), 0)
         if len(actions.avoid_nodes):
             tb.j_avoid[j] = actions.avoid_nodes
@@ -59,6 +53,23 @@ class Actuator:
         wait = self.cluster.scan if actions.next_scan_in is None else actions.next_scan_in
         tb.j_next_scan[j] = grid_after(t, wait, self.cluster.tick)
         tb.j_wake[j] = actions.wake_on_completion
+
+    def _resume_all(self, t: float, off: int, actions: Actions) -> None:
+        """Chronos resumes, task by task."""
+        for task, k in zip(actions.resume_task.tolist(), actions.resume_copies.tolist(),
+                           strict=True):
+            self._resume(t, off + task, int(k))
+
+    def _copy(self, off: int, actions: Actions) -> None:
+        """Queue the copies asked for (of tasks not done yet)."""
+        tb = self.tb
+        for task, k, prefer in zip(actions.speculate_task.tolist(),
+                                   actions.speculate_copies.tolist(),
+                                   actions.prefer_node.tolist(), strict=True):
+            task += off
+            if not tb.t_done[task] and k > 0:
+                tb.t_detected[task] = True
+                tb.request(task, int(k), copy=True, prefer=prefer)
 
     def _kill(self, t: float, j: int, attempt_ids: np.ndarray) -> None:
         tb, live = self.tb, self.slots.live

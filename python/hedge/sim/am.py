@@ -136,14 +136,14 @@ class AppMasters:
         self._due_mask[due + 1] = False
         rows = rows[np.argsort(live.job[rows], kind="stable")]
         cut = np.append(np.searchsorted(live.job[rows], due), len(rows)).tolist()
-        view = self._reports(t, rows)
+        columns = self._running_columns(rows, self._reports(t, rows))
+        queued = self._queued_by_job()
         cluster = self._cluster_facts(t)
         for i, j in enumerate(due.tolist()):
             if tb.j_left[j] == 0:
                 continue
             part = slice(cut[i], cut[i + 1])
-            snapshot = self._snapshot(t, j, rows[part], {k: v[part] for k, v in view.items()},
-                                      cluster)
+            snapshot = self._job_snapshot(t, j, columns, part, queued.get(j), cluster)
             policy = self.policies.get(j)
             if policy is None:
                 policy = self.policies[j] = create(self.policy_name, **self.policy_params)
@@ -182,8 +182,8 @@ class AppMasters:
         view = self._view
         if view is None:  # the arrays it holds are never reassigned during a run
             view = self._view = self._slot_view(t)
-        view.now, view.free_slots = t, self.slots.free_slots()
-        view.cluster_util = float(self.slots.busy_n.sum()) / self.cluster.total_slots
+        view.now = t
+        view.free_slots, view.cluster_util = self._occupancy()
         if self.slot_gate is not None and self.compiled:
             want = self.slot_gate(view)[due + 1]
         else:
@@ -317,13 +317,22 @@ class AppMasters:
         view = self._view
         if view is None:
             view = self._view = self._slot_view(now)
-        view.now, view.free_slots = now, self.slots.free_slots()
-        view.cluster_util = float(self.slots.busy_n.sum()) / self.cluster.total_slots
+        view.now = now
+        view.free_slots, view.cluster_util = self._occupancy()
         self._due_mask[jobs + 1] = True
         try:
             return np.maximum(self.wake(view)[jobs + 1], now)
         finally:
             self._due_mask[jobs + 1] = False
+
+    def _occupancy(self) -> tuple[int, float]:
+        """The slots' ``free_slots()`` and the busy fraction of all slots, from one sum of
+        the busy counts when no node is blacklisted (``Slots.free_slots`` then sums them)."""
+        slots = self.slots
+        busy = slots.busy_n.sum()
+        free = (int(self.cluster.total_slots - busy) if not slots.blacklisting
+                else slots.free_slots())
+        return free, float(busy) / self.cluster.total_slots
 
     def _slot_view(self, t: float) -> SlotView:
         """The slot arrays as a gate sees them (``hedge.model.batch.SlotView``); ``due`` is
@@ -364,12 +373,11 @@ class AppMasters:
         cfg, slots = self.cluster, self.slots
         live = slots.live
         util = slots.busy_n / cfg.slots
-        with np.errstate(divide="ignore", invalid="ignore"):
-            free_at = np.maximum(live.start + live.k * cfg.hw / live.p0, t + cfg.tick)
-        # as np.nan_to_num(nan=inf) before the maximum: inf -> largest float, NaN -> inf
-        free_at[free_at == np.inf] = np.finfo(np.float64).max
-        free_at[np.isnan(free_at)] = np.inf
-        free_at[live.aid < 0] = t
+        if self.compiled:
+            free_at = kernels.slot_free_at(t, cfg.tick, cfg.hw, live.start, live.k, live.p0,
+                                           live.aid)
+        else:
+            free_at = self._slot_free_at_numpy(t)
         return ClusterFacts(
             total_slots=cfg.total_slots,
             free_slots=slots.free_slots(),
@@ -380,6 +388,18 @@ class AppMasters:
             slot_free_at=free_at,
         )
 
+    def _slot_free_at_numpy(self, t: float) -> np.ndarray:
+        """``_cluster_facts``' ``slot_free_at`` as numpy expressions (the reference of
+        ``kernels.slot_free_at``)."""
+        cfg, live = self.cluster, self.slots.live
+        with np.errstate(divide="ignore", invalid="ignore"):
+            free_at = np.maximum(live.start + live.k * cfg.hw / live.p0, t + cfg.tick)
+        # as np.nan_to_num(nan=inf) before the maximum: inf -> largest float, NaN -> inf
+        free_at[free_at == np.inf] = np.finfo(np.float64).max
+        free_at[np.isnan(free_at)] = np.inf
+        free_at[live.aid < 0] = t
+        return free_at
+
     def _finished(self, off: int, n: int) -> FinishedAttempts:
         """The completed tasks of the job whose tasks are ``off .. off + n - 1``, in task
         order: each one's winning attempt (node, start, end) and input bytes."""
@@ -389,47 +409,101 @@ class AppMasters:
         return FinishedAttempts(task=task - off, node=tb.a_node[aid], start=tb.a_start[aid],
                                 end=tb.t_finish[task], input_bytes=tb.t_input[task])
 
-    def _snapshot(self, t: float, j: int, rows: np.ndarray, view: dict, cluster: ClusterFacts,
-                  ) -> Snapshot:
-        """Job ``j``'s snapshot: its running attempts (these slots' rows), then its waiting
-        original tasks and queued copies."""
+    def _running_columns(self, rows: np.ndarray, view: dict[str, np.ndarray],
+                         ) -> dict[str, np.ndarray]:
+        """The ``AttemptTable`` columns of the running attempts in these slots (``view``:
+        their ``_reports``), in the model's dtypes, built for every due job at once
+        (``_job_snapshot`` slices one job's)."""
         tb, live = self.tb, self.slots.live
-        off = int(tb.j_off[j])
+        task, aid = live.task[rows], live.aid[rows]
+        inp = np.asarray(tb.t_input[task], dtype=np.float64)
+        progress = view["progress"]
+        return {
+            "task": task - tb.j_off[live.job[rows]],
+            "attempt": aid,
+            "task_type": np.asarray(tb.t_type[task], dtype=np.int8),
+            "state": np.full(len(rows), AttemptState.RUNNING, np.int8),
+            "node": np.asarray(self.slots.slot_node[rows], dtype=np.int64),
+            "start": live.start[rows],
+            "first_progress_time": view["fpt"],
+            "first_progress": view["fpp"],
+            "progress": progress,
+            "report_sent": view["sent"],
+            "report_received": view["recv"],
+            "bytes_processed": progress * (1 - live.frac0[rows]) * inp,
+            "input_bytes": inp,
+            "speculative": tb.a_copy[aid],
+        }
+
+    def _queued_by_job(self) -> dict[int, np.ndarray]:
+        """The queued copies and relaunches of each job, in queue order. Taken once per scan
+        instant: a job's actuation queues or cancels only that job's attempts."""
+        tb = self.tb
+        if not tb.queue:
+            return {}
+        queued = np.asarray(tb.queue, dtype=np.int64)
+        job = tb.t_job[tb.a_task[queued]]
+        order = np.argsort(job, kind="stable")
+        queued, job = queued[order], job[order]
+        cut = np.flatnonzero(np.diff(job)) + 1
+        return dict(zip(job[np.append(0, cut)].tolist(), np.split(queued, cut), strict=True))
+
+    def _waiting_columns(self, j: int, off: int, copies: np.ndarray | None,
+                         ) -> dict[str, np.ndarray] | None:
+        """Job ``j``'s waiting original tasks then queued copies as ``AttemptTable`` columns
+        (None when nothing waits)."""
+        tb = self.tb
         wait = np.arange(tb.j_next[j], tb.j_end[j])
         wait = wait[~tb.t_done[wait]]
-        copies = [c for c in tb.queue if tb.t_job[tb.a_task[c]] == j]
-        wait_aid = np.concatenate([wait, np.asarray(copies, dtype=np.int64)]).astype(np.int64)
-        wait_task = tb.a_task[wait_aid]
-        nw = len(wait_aid)
-        aid = live.aid[rows]
+        if copies is not None:
+            wait = np.concatenate([wait, copies])
+        nw = len(wait)
+        if not nw:
+            return None
+        task = tb.a_task[wait]
+        inp = np.asarray(tb.t_input[task], dtype=np.float64)
+        nan = np.full(nw, np.nan)
+        zero = np.zeros(nw)
+        return {
+            "task": task - off,
+            "attempt": wait,
+            "task_type": np.asarray(tb.t_type[task], dtype=np.int8),
+            "state": np.full(nw, AttemptState.WAITING, np.int8),
+            "node": np.full(nw, -1, np.int64),
+            "start": nan,
+            "first_progress_time": nan,
+            "first_progress": nan,
+            "progress": zero,
+            "report_sent": nan,
+            "report_received": nan,
+            # as for a running row: progress * (1 - frac0) * input, progress and frac0 0
+            "bytes_processed": zero * (1 - zero) * inp,
+            "input_bytes": inp,
+            "speculative": tb.a_copy[wait],
+        }
 
-        def rows_then(running: np.ndarray, waiting: object) -> np.ndarray:
-            """Running rows, then the waiting attempts' value (no copy when none waits)."""
-            if not nw:
-                return running
-            return np.concatenate([running, np.broadcast_to(waiting, nw)])
+    def _snapshot(self, t: float, j: int, rows: np.ndarray, view: dict, cluster: ClusterFacts,
+                  ) -> Snapshot:
+        """Job ``j``'s snapshot on its own: its running attempts (these slots' rows, ``view``
+        their ``_reports``), then its waiting original tasks and queued copies."""
+        queued = self._queued_by_job().get(j)
+        return self._job_snapshot(t, j, self._running_columns(rows, view), slice(None),
+                                  queued, cluster)
 
-        task = rows_then(live.task[rows], wait_task)
-        inp = tb.t_input[task]
-        progress = rows_then(view["progress"], 0.0)
-        frac0 = rows_then(live.frac0[rows], 0.0)
-        attempts = AttemptTable(
-            task=task - off,
-            attempt=rows_then(aid, wait_aid),
-            task_type=tb.t_type[task],
-            state=rows_then(np.full(len(rows), AttemptState.RUNNING, np.int8),
-                            np.int8(AttemptState.WAITING)),
-            node=rows_then(self.slots.slot_node[rows], -1),
-            start=rows_then(live.start[rows], np.nan),
-            first_progress_time=rows_then(view["fpt"], np.nan),
-            first_progress=rows_then(view["fpp"], np.nan),
-            progress=progress,
-            report_sent=rows_then(view["sent"], np.nan),
-            report_received=rows_then(view["recv"], np.nan),
-            bytes_processed=progress * (1 - frac0) * inp,
-            input_bytes=inp,
-            speculative=rows_then(tb.a_copy[aid], tb.a_copy[wait_aid]),
-        )
+    def _job_snapshot(self, t: float, j: int, columns: dict[str, np.ndarray], part: slice,
+                      copies: np.ndarray | None, cluster: ClusterFacts) -> Snapshot:
+        """Job ``j``'s snapshot: its running attempts (rows ``part`` of ``columns``), then
+        its waiting original tasks and queued copies (``copies``)."""
+        tb = self.tb
+        off = int(tb.j_off[j])
+        waiting = self._waiting_columns(j, off, copies)
+        if waiting is None:
+            table = {name: column[part] for name, column in columns.items()}
+        else:
+            table = {name: np.concatenate([column[part], waiting[name]])
+                     for name, column in columns.items()}
+        # the columns are in the model's dtypes and of one length: no conversion to check
+        attempts = AttemptTable.of_columns(**table)
         nm = int(tb.j_nmaps[j])
         maps = tb.t_runtime[off:off + nm]
         reds = tb.t_runtime[off + nm:off + nm + int(tb.j_nred[j])]
