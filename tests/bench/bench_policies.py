@@ -27,18 +27,29 @@ workload runs on several seeds, since one seed's share moves by up to 0.3 (synth
 hedge-auto of 2026-11-26: 0.70-0.98 over seeds 0-7).
 
 Usage: .venv/bin/python tests/bench/bench_policies.py [--quick] [--policies a,b,...]
-  [--seeds 0,1,2] [--workloads google-part0,yh1-tr,...]
+  [--seeds 0,1,2] [--workloads google-part0,yh1-tr,...] [--policies-for WORKLOAD=a,b,...]
+  [--cpu-limit SECONDS]
   --quick: the MRv1 sample and one synthetic workload, seed 0 only (about a minute of CPU).
+  --policies-for: the policies of one workload (repeatable), in place of --policies there;
+    e.g. --policies-for alibaba-2017=none,hadoop,hedge-auto,oracle.
+  --cpu-limit: each run in a child process held to that many CPU seconds; a run that
+    passes it is listed as not finished (with the CPU it had) and the others still compare.
+    Alibaba 2017 and YH1 need it: their slow baselines take far longer than ``none``.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
+import resource
+import signal
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
-from hedge.policy.params import parse_policy_list
+from hedge.errors import HedgeError
+from hedge.policy.params import parse_policy_list, policy_spec
 from hedge.sim.cluster import ClusterConfig, cluster_from_trace
 from hedge.sim.sweep import RunSpec, WorkloadSource, run_one, workload_for
 
@@ -103,13 +114,57 @@ def ratio(x: float, base: float) -> str:
     return f"{x / base:.3f}" if base and math.isfinite(x) and math.isfinite(base) else "-"
 
 
-def run(name: str, source: WorkloadSource, cluster: ClusterConfig, policies: list[str],
-        seed: int = 0) -> None:
-    rows, cpu = {}, {}
-    for policy in policies:
+def run_limited(spec: RunSpec, cpu_limit: float | None) -> tuple[dict | None, float]:
+    """One run's summary row and the CPU seconds it took; the row is None when the run
+    passed ``cpu_limit`` (None: no limit, run in this process)."""
+    if cpu_limit is None:
         start = time.process_time()
-        rows[policy] = run_one(RunSpec(source, policy, seed, cluster)).row
-        cpu[policy] = time.process_time() - start
+        row = run_one(spec).row
+        return row, time.process_time() - start
+    workload_for(spec.source, spec.seed)  # loaded once here, inherited by each forked child
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    child = multiprocessing.get_context("fork").Process(
+        target=_child, args=(spec, cpu_limit, writer))
+    before = _children_cpu()
+    child.start()
+    writer.close()  # the child holds the only writer: EOF when it dies without a row
+    try:
+        row = reader.recv()
+    except EOFError:
+        row = None
+    child.join()
+    cpu = _children_cpu() - before
+    # the kernel ends a child past its soft limit with SIGXCPU, past its hard one with SIGKILL
+    if row is None and child.exitcode not in (-signal.SIGXCPU, -signal.SIGKILL):
+        raise RuntimeError(f"{spec.policy}: the run failed (exit code {child.exitcode})")
+    return row, cpu
+
+
+def _child(spec: RunSpec, cpu_limit: float, writer: Connection) -> None:
+    soft = math.ceil(cpu_limit)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    writer.send(run_one(spec).row)
+    writer.close()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # waited-for children only
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(name: str, source: WorkloadSource, cluster: ClusterConfig, policies: list[str],
+        seed: int = 0, cpu_limit: float | None = None) -> None:
+    rows, cpu, unfinished = {}, {}, {}
+    for policy in policies:
+        row, seconds = run_limited(RunSpec(source, policy, seed, cluster), cpu_limit)
+        if row is None:
+            unfinished[policy] = seconds
+        else:
+            rows[policy], cpu[policy] = row, seconds
+    if "none" not in rows:
+        print(f"\n{name}: none did not finish within {cpu_limit:.0f} s of CPU; nothing to "
+              "compare against")
+        return
     none, hadoop = rows["none"], rows.get("hadoop")
     oracle_gain = none["mean_job_time"] - rows["oracle"]["mean_job_time"] \
         if "oracle" in rows else 0.0
@@ -128,8 +183,15 @@ def run(name: str, source: WorkloadSource, cluster: ClusterConfig, policies: lis
               f"{ratio(row['machine_time'], none['machine_time']):>8} {waste:>6} "
               f"{row['copies_launched']:>7} {row['copies_won']:>5} {lost:>5} {share:>9} "
               f"{cpu[policy]:>6.1f}", flush=True)
+    for policy, seconds in unfinished.items():
+        print(f"  {policy:{width}} did not finish: stopped at {seconds:.0f} s of CPU "
+              f"(--cpu-limit {cpu_limit:g})", flush=True)
     if "hedge-auto" in rows:
-        print(f"  hedge-auto targets: {verdict(rows, name.endswith('(inherent)'))}")
+        print(f"  hedge-auto targets: {verdict(rows, name.endswith('(inherent)'))}"
+              + (f" (not checked against {', '.join(unfinished)}: unfinished)"
+                 if unfinished else ""))
+    elif "hedge-auto" in unfinished:
+        print("  hedge-auto targets: not checked (hedge-auto did not finish)")
 
 
 def verdict(rows: dict[str, dict], inherent: bool) -> str:
@@ -198,7 +260,18 @@ def main() -> None:
                         help="comma-separated names of " + ", ".join(
                             [*TRACES, *OPTIONAL, *SYNTHETIC]) + " (default: all but "
                         + ", ".join(OPTIONAL) + ")")
+    parser.add_argument("--policies-for", action="append", default=[],
+                        metavar="WORKLOAD=POLICIES",
+                        help="the policies of one workload, in place of --policies there "
+                        "(repeatable)")
+    parser.add_argument("--cpu-limit", type=float, default=None, metavar="SECONDS",
+                        help="CPU seconds each run may take, in a child process; a run "
+                        "past it is listed as not finished (default: no limit)")
     options = parser.parse_args()
+    if options.cpu_limit is not None and not (math.isfinite(options.cpu_limit)
+                                              and options.cpu_limit > 0):
+        parser.error(f"--cpu-limit {options.cpu_limit:g}: expected a positive number of "
+                     "seconds")
     chosen = None
     if options.workloads:
         chosen = {w.strip() for w in options.workloads.split(",")}
@@ -207,14 +280,35 @@ def main() -> None:
             parser.error(f"--workloads: unknown {', '.join(sorted(unknown))}; expected names "
                          f"from {', '.join([*TRACES, *OPTIONAL, *SYNTHETIC])}")
     seeds = [int(s) for s in (options.seeds or ("0" if options.quick else "0,1,2")).split(",")]
-    policies = [name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
-                for name, params in parse_policy_list(options.policies, "--policies")]
-    if "none" not in policies:
-        policies.insert(0, "none")
+    policies = policy_names(parser, options.policies, "--policies")
+    per_workload = {}
+    for item in options.policies_for:
+        workload, sep, text = item.partition("=")
+        workload = workload.strip()
+        if not sep or workload not in {*TRACES, *OPTIONAL, *SYNTHETIC}:
+            parser.error(f"--policies-for {item!r}: expected WORKLOAD=POLICIES with WORKLOAD "
+                         f"one of {', '.join([*TRACES, *OPTIONAL, *SYNTHETIC])}")
+        per_workload[workload] = policy_names(parser, text, f"--policies-for {workload}")
     for name, source, cluster in workloads(options.quick, chosen):
         for seed in (seeds if source.synthetic else [0]):
             label = f"{name} seed {seed}" if source.synthetic else name
-            run(label, source, cluster, policies, seed)
+            run(label, source, cluster, per_workload.get(name.split(" (")[0], policies), seed,
+                options.cpu_limit)
+
+
+def policy_names(parser: argparse.ArgumentParser, text: str, option: str) -> list[str]:
+    """``text``'s policies as run specs, ``none`` first if missing (every ratio needs it);
+    an unknown policy or parameter ends the bench with the message and exit code 2."""
+    try:
+        names = [name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params
+                         else "") for name, params in parse_policy_list(text, option)]
+        for name in names:
+            policy_spec(name, option)
+    except HedgeError as err:  # messages about a parameter name the option already
+        parser.error(str(err) if str(err).startswith(option) else f"{option} {text!r}: {err}")
+    if not names:
+        parser.error(f"{option} {text!r}: no policy named")
+    return names if "none" in names else ["none", *names]
 
 
 if __name__ == "__main__":
