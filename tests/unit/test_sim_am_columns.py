@@ -36,3 +36,48 @@ def test_slot_free_at_equals_numpy(seed: int) -> None:
     got = kernels.slot_free_at(t, tick, hw, live.start, live.k, live.p0, live.aid)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))  # bit for bit
+
+
+def _settling_numpy(active, anchor, rated, changed, fresh, any_fresh, by_cap):
+    """``AppMasters.settle``'s choice as it was written in numpy (the kernel's reference);
+    returns what it did not early-return, and whether ``_any_fresh`` was reset."""
+    jobs = active[~np.isnan(anchor[active])]
+    was_rated = rated[jobs + 1]
+    rated.fill(False)
+    if not len(jobs):
+        return 0, jobs, jobs.astype(bool), jobs.astype(bool), jobs.astype(bool), False
+    was_changed = changed[jobs + 1]
+    look = was_changed | was_rated
+    was_fresh = np.zeros(len(jobs), dtype=bool)
+    reset = False
+    if any_fresh:
+        was_fresh = fresh[jobs]
+        look |= was_fresh
+        fresh[jobs] = False
+        reset = True
+    jobs, was_changed, was_fresh = jobs[look], was_changed[look], was_fresh[look]
+    changed[jobs + 1] = False
+    return len(active[~np.isnan(anchor[active])]), jobs, was_changed, was_fresh, \
+        by_cap[jobs], reset
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_settling_equals_numpy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_jobs = int(rng.integers(1, 60))
+    active = np.sort(rng.choice(n_jobs, int(rng.integers(0, n_jobs + 1)), replace=False))
+    active = active.astype(np.int64)
+    anchor = np.where(rng.random(n_jobs) < 0.5, np.nan, rng.uniform(0, 100, n_jobs))
+    state = [rng.random(n_jobs + 1) < 0.3, rng.random(n_jobs + 1) < 0.3,
+             rng.random(n_jobs) < 0.3]  # rated, changed (index job + 1), fresh
+    by_cap = rng.random(n_jobs) < 0.5
+    any_fresh = bool(rng.random() < 0.7)
+    ref = [x.copy() for x in state]
+    asleep, jobs, changed, fresh, cap, reset = _settling_numpy(
+        active, anchor, *ref, any_fresh, by_cap)
+    got = kernels.settling(active, anchor, *state, any_fresh, by_cap)
+    assert got[0] == asleep and (reset == (any_fresh and asleep > 0))
+    for a, b in zip(got[1:], (jobs, changed, fresh, cap), strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(state, ref, strict=True):
+        np.testing.assert_array_equal(a, b)

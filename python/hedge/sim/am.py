@@ -264,27 +264,15 @@ class AppMasters:
         if not self.sleeps:
             return
         tb, cfg = self.tb, self.cluster
-        act = tb.active
-        jobs = act[~np.isnan(self._anchor[act])]
         # a job a slot of which changed rate, or started an attempt (tw == t), moved:
         # the engine marked the first in ``rated``, a start marked the job changed
-        rated = self.rated[jobs + 1]
-        self.rated.fill(False)
-        if not len(jobs):
-            return
-        changed = tb.j_changed[jobs + 1]
-        look = changed | rated
-        fresh = np.zeros(len(jobs), dtype=bool)  # skipped in this step
-        if self._any_fresh:
-            fresh = self._fresh[jobs]
-            look |= fresh
-            self._fresh[jobs] = False
+        asleep, jobs, changed, fresh, cap = kernels.settling(
+            tb.active, self._anchor, self.rated, tb.j_changed, self._fresh, self._any_fresh,
+            self._by_cap)
+        if asleep:
             self._any_fresh = False
-        jobs, changed, fresh = jobs[look], changed[look], fresh[look]
         if not len(jobs):
             return
-        tb.j_changed[jobs + 1] = False
-        cap = self._by_cap[jobs]
         again = np.flatnonzero(cap & changed)
         if len(again):
             room = self._has_room(jobs[again])

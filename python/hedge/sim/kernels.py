@@ -352,3 +352,40 @@ def slot_free_at(t: float, tick: float, hw: float, start: np.ndarray, k: np.ndar
         else:
             out[s] = x if x >= soon else soon  # np.maximum, x not NaN
     return out
+
+
+@njit(cache=True)
+def settling(active: np.ndarray, anchor: np.ndarray, rated: np.ndarray, changed: np.ndarray,
+             fresh: np.ndarray, any_fresh: bool, by_cap: np.ndarray,
+             ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``AppMasters.settle``'s choice of the sleeping jobs to settle, in one pass.
+
+    Of the active jobs asleep (``anchor`` not NaN): those that changed (``changed``, index
+    job + 1, cleared for them), a slot of which changed rate (``rated``, index job + 1,
+    all cleared) or that a gate skipped in this step (``fresh``, read and cleared for
+    every sleeping job when ``any_fresh``). Returns the number of sleeping jobs, and per
+    chosen job (in ``active``'s order): the job, changed?, skipped in this step?, asleep
+    on the cap (``by_cap``)?"""
+    n = len(active)
+    jobs = np.empty(n, dtype=np.int64)
+    was_changed = np.empty(n, dtype=np.bool_)
+    was_fresh = np.empty(n, dtype=np.bool_)
+    cap = np.empty(n, dtype=np.bool_)
+    asleep = 0
+    m = 0
+    for i in range(n):
+        j = active[i]
+        if math.isnan(anchor[j]):
+            continue
+        asleep += 1
+        c = changed[j + 1]
+        f = False
+        if any_fresh:
+            f = fresh[j]
+            fresh[j] = False
+        if c or rated[j + 1] or f:
+            jobs[m], was_changed[m], was_fresh[m], cap[m] = j, c, f, by_cap[j]
+            changed[j + 1] = False
+            m += 1
+    rated[:] = False
+    return asleep, jobs[:m], was_changed[:m], was_fresh[:m], cap[:m]
