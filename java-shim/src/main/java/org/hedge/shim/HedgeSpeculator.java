@@ -43,7 +43,8 @@ import org.apache.hadoop.yarn.util.Clock;
  * (default 1 s) sends one snapshot per job to the control plane and applies the answer:
  * T_ADD_SPEC_ATTEMPT once per requested copy, TA_KILL per retired attempt, within
  * {@link ActionLimits}: the per-type switches, Hadoop's mapreduce.job.speculative.* caps (unless
- * hedge.caps.enforce=false) and never a task's last attempt. The server cut its answer to the
+ * hedge.caps.enforce=false) and never a task's last attempt. The AM restarts every attempt it
+ * kills, so a kill is sent only as one of its task's copies ({@link KillsAsRestarts}). The server cut its answer to the
  * same rules (the settings travel with the policy parameters); the shim checks again with what
  * only it knows (copies not started yet, tasks finished since the snapshot). When the control plane is
  * unconfigured, unreachable, late, or answers something invalid, that scan is decided by
@@ -75,6 +76,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   private ByteBuffer frameBuffer;
   private long copiesSent;
   private long killsSent;
+  private long killsHeld; // kills a stock AM could only carry out as restarts (KillsAsRestarts)
   private long fallbackCopies;
   // nanoseconds building+encoding snapshots, in round trips, the number of such scans, and
   // microseconds of server CPU the answers reported (round trip minus it: transport + waiting)
@@ -209,7 +211,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       client.close();
     }
     LOG.info("hedge: speculator stopped; copies " + copiesSent + " (fallback " + fallbackCopies
-        + "), kills " + killsSent + "; per scan: snapshot "
+        + "), kills " + killsSent + " (held " + killsHeld + "); per scan: snapshot "
         + (timings[2] == 0 ? 0 : timings[0] / timings[2] / 1000) + " us, round trip "
         + (timings[2] == 0 ? 0 : timings[1] / timings[2] / 1000) + " us");
     LOG.info("hedge: scan latency ms " + scanLatency.summaryMs() + " (snapshot, encoding and "
@@ -464,20 +466,34 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     }
     // capRoom walks every attempt and task: only when there is something to cap
     int[] granted = limits.copies(nMaps, any ? capRoom(job) : 0, d.specTask, d.specCopies, open);
+    // a stock AM restarts every killed attempt (KillsAsRestarts): a kill is sent only as one of
+    // its task's copies, whose new attempt the AM then starts itself
+    JobTracker.Attempt[] killed = killable(job, d.killAttempt, nMaps);
+    int[] requested = granted.clone();
+    boolean[] send = KillsAsRestarts.pair(killTasks(killed, nMaps), d.specTask, requested);
     for (int i = 0; i < n; i++) {
-      for (int c = 0; c < granted[i]; c++) {
+      for (int c = 0; c < requested[i]; c++) {
         copy(job, tasks[i]);
       }
     }
-    boolean[] keep = d.killAttempt.length == 0 ? new boolean[0] : kill(job, d.killAttempt, nMaps);
-    recordApplied(job, d.specTask, granted, d.killAttempt, keep);
+    for (int k = 0; k < killed.length; k++) {
+      if (send[k]) {
+        restart(job, killed[k]);
+      } else if (killed[k] != null) {
+        hold(job, killed[k]);
+      }
+    }
+    recordApplied(job, d.specTask, granted, d.killAttempt, send);
   }
 
-  /** TA_KILL for the attempts rule 4 of {@link ActionLimits} lets go; returns which. */
-  private boolean[] kill(JobTracker job, int[] keys, int nMaps) {
+  /**
+   * The attempts the answer's kills name that ActionLimits rule 4 lets go (null: unknown,
+   * named twice, or its task's last live attempt).
+   */
+  private JobTracker.Attempt[] killable(JobTracker job, int[] keys, int nMaps) {
+    JobTracker.Attempt[] attempts = new JobTracker.Attempt[keys.length];
     int[] killTask = new int[keys.length];
     int[] live = new int[keys.length];
-    JobTracker.Attempt[] attempts = new JobTracker.Attempt[keys.length];
     java.util.Set<Integer> named = new java.util.HashSet<>();
     for (int i = 0; i < keys.length; i++) {
       JobTracker.Attempt a = job.byKey(keys[i]);
@@ -488,13 +504,35 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     }
     boolean[] keep = ActionLimits.kills(killTask, live); // never a task's last attempt
     for (int i = 0; i < keep.length; i++) {
-      if (keep[i]) {
-        dispatch(new TaskAttemptEvent(attempts[i].id, TaskAttemptEventType.TA_KILL));
-        job.killed(attempts[i], clock.getTime());
-        killsSent++;
-      }
+      attempts[i] = keep[i] ? attempts[i] : null;
     }
-    return keep;
+    return attempts;
+  }
+
+  private static int[] killTasks(JobTracker.Attempt[] attempts, int nMaps) {
+    int[] task = new int[attempts.length];
+    for (int i = 0; i < attempts.length; i++) {
+      task[i] = attempts[i] == null ? -1 : taskIndex(attempts[i].task, nMaps);
+    }
+    return task;
+  }
+
+  /** TA_KILL: the AM ends the attempt and starts a new one of its task, one of its copies. */
+  private void restart(JobTracker job, JobTracker.Attempt a) {
+    job.copyRequested(a.task);
+    dispatch(new TaskAttemptEvent(a.id, TaskAttemptEventType.TA_KILL));
+    job.killed(a, clock.getTime());
+    killsSent++;
+    copiesSent++;
+  }
+
+  /** A kill no copy pairs with is not sent: the AM would restart the attempt from nothing. */
+  private void hold(JobTracker job, JobTracker.Attempt a) {
+    if (killsHeld++ == 0) {
+      LOG.info("hedge: kill of " + a.id + " held (and every later one no copy pairs with): a "
+          + "stock MapReduce AM starts a new attempt in place of each killed one, so the "
+          + "attempt runs on until its task ends");
+    }
   }
 
   private static int taskIndex(JobTracker.Task t, int nMaps) {

@@ -34,7 +34,9 @@ import org.apache.hadoop.util.ToolRunner;
  * <p>Usage (through ToolRunner: {@code -conf cluster.xml -D name=value} first):
  * {@code StragglerJob --out DIR --summary FILE}. Shape, all {@code -D} settings:
  * hedge.test.maps (4), hedge.test.records (10), hedge.test.record.ms (300),
- * hedge.test.straggler.task (0; -1: none), hedge.test.straggler.slowdown (20).
+ * hedge.test.straggler.task (0; -1: none), hedge.test.straggler.slowdown (20),
+ * hedge.test.straggler.attempts (1: attempts 0 .. N-1 of the straggler task are slow, so with 2
+ * the first copy is slow as well and only a later one runs at the normal pace).
  * The summary (JSON, {@link JobSummary}) has the job's state, times, counters and every
  * attempt's end.
  */
@@ -44,6 +46,7 @@ public final class StragglerJob extends Configured implements Tool {
   static final String RECORD_MS = "hedge.test.record.ms";
   static final String STRAGGLER_TASK = "hedge.test.straggler.task";
   static final String STRAGGLER_SLOWDOWN = "hedge.test.straggler.slowdown";
+  static final String STRAGGLER_ATTEMPTS = "hedge.test.straggler.attempts";
   /** Records emitted per input record, over KEY_SPACE keys whose counts differ. */
   static final int EMITS = 50;
   static final int KEY_SPACE = 97;
@@ -85,7 +88,7 @@ public final class StragglerJob extends Configured implements Tool {
     return ok ? 0 : 1;
   }
 
-  /** Emits EMITS keys per record; attempt 0 of the straggler task sleeps longer per record. */
+  /** Emits EMITS keys per record; the straggler task's first attempts sleep longer per record. */
   public static final class SlowMapper
       extends Mapper<LongWritable, NullWritable, Text, LongWritable> {
     private final Text key = new Text();
@@ -97,7 +100,8 @@ public final class StragglerJob extends Configured implements Tool {
       Configuration conf = context.getConfiguration();
       sleepMs = conf.getLong(RECORD_MS, 300);
       boolean straggler = context.getTaskAttemptID().getTaskID().getId()
-          == conf.getInt(STRAGGLER_TASK, 0) && context.getTaskAttemptID().getId() == 0;
+          == conf.getInt(STRAGGLER_TASK, 0)
+          && context.getTaskAttemptID().getId() < conf.getInt(STRAGGLER_ATTEMPTS, 1);
       if (straggler) {
         sleepMs *= conf.getInt(STRAGGLER_SLOWDOWN, 20);
       }

@@ -11,6 +11,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.v2.api.records.JobId;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptState;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskId;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskState;
 import org.apache.hadoop.mapreduce.v2.app.job.TaskAttempt;
 import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptEvent;
@@ -35,8 +36,9 @@ import org.hedge.shim.HedgeSpeculator;
  * stragglers work `factor` times slower; attempts report every 3 s (offset by task index), and
  * the speculator sees exactly the SpeculatorEvents an AM would send (JOB_CREATE, ATTEMPT_START,
  * ATTEMPT_STATUS_UPDATE, TASK_CONTAINER_NEED_UPDATE). T_ADD_SPEC_ATTEMPT launches a copy on a
- * normal node one tick later; TA_KILL kills the attempt; when an attempt finishes, its task's
- * other attempts are killed, as Hadoop does.
+ * normal node one tick later; TA_KILL kills the attempt and, while its task has not succeeded,
+ * starts a new attempt of it one tick later, as TaskImpl does; when an attempt finishes, its
+ * task's other attempts are killed, as Hadoop does.
  */
 public class AmHarness {
   final Configuration conf;
@@ -212,8 +214,19 @@ public class AmHarness {
           a.state = TaskAttemptState.KILLED;
           kills++;
           out.println("KILL t=" + seconds() + " attempt=" + id);
+          restart(id.getTaskId());
         }
       }
+    }
+  }
+
+  /** TaskImpl starts a new attempt in place of a killed one while its task has not succeeded. */
+  private void restart(TaskId task) {
+    int index = HarnessJob.index(task, job.maps);
+    if (job.task(index).state != TaskState.SUCCEEDED) {
+      out.println("RESTART t=" + seconds() + " task=" + index);
+      speculator.handle(new SpeculatorEvent(task, 1));
+      pendingLaunches.add(new long[] {index, now() + 1000});
     }
   }
 
