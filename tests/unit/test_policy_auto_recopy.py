@@ -53,3 +53,29 @@ def test_a_task_is_copied_again_at_most_once() -> None:
     fresh = create("hedge-auto", prior_width=0.01, recopy=True)
     fresh.decide(snapshot(20.0, [(7, 0.1, 3)], done=DONE))
     assert fresh.decide(later).speculate_task.tolist() == [7]
+
+
+def behind(original_progress: float, recopy: bool) -> tuple:
+    """Task 7 copied at 20 s; at 40 s its copy (started 21 s, 2 % done) runs far behind its
+    original (``original_progress`` done): beyond its estimate's error, so it can only lose."""
+    policy = create("hedge-auto", prior_width=0.01, recopy=recopy)
+    assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=DONE)).speculate_task.tolist() == [7]
+    later = snapshot(40.0, [(7, original_progress, 3), (7, 0.02, 4, True)], done=DONE)
+    later.attempts.start[1], later.attempts.first_progress_time[1] = 21.0, 22.0
+    return policy, policy.decide(later)
+
+
+def test_a_copy_behind_its_original_is_replaced_where_a_new_copy_pays() -> None:
+    # original 20 % done at 40 s: about 160 s left, where a new copy takes about 10-45 s. A
+    # kill alone would be a restart on a stock AM anyway (org.hedge.shim.KillsAsRestarts).
+    policy, again = behind(0.2, recopy=True)
+    assert again.speculate_task.tolist() == [7] and again.kill_attempt.tolist() == [101]
+    assert 7 not in policy._lost
+
+
+def test_a_copy_behind_its_original_is_killed_where_no_new_copy_pays() -> None:
+    policy, again = behind(0.8, recopy=True)  # the original ends in about 10 s
+    assert not again.speculate_task.size and again.kill_attempt.tolist() == [101]
+    assert 7 in policy._lost
+    _, without = behind(0.2, recopy=False)  # as before recopy: killed, never copied again
+    assert not without.speculate_task.size and without.kill_attempt.tolist() == [101]

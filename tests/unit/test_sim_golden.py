@@ -79,8 +79,10 @@ GOLDEN: dict[str, list[str]] = {
     # that kill rule lets it run (auto._loser_slot), and runs 0 and 2 when a type waiting
     # for its peers' estimates rescans instead of sleeping until a completion and the
     # belief about lam is the cluster's (pool_races); runs 0 and 2 again when a slow race
-    # is judged again and a new copy replaces its later attempt (recopy, on by default)
-    "hedge-auto": ["1c018d4d35aec9c5", "3f7dd2718bf9ab71", "baf8b69ca3df7d23"],
+    # is judged again and a new copy replaces its later attempt (recopy, on by default);
+    # runs 0 and 2 again when a copy behind its original is judged again before it is
+    # killed (a new copy may replace it: on a cluster a kill is a restart)
+    "hedge-auto": ["1b01b0ff200c7248", "3f7dd2718bf9ab71", "387f969e0e69b8ee"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged)

@@ -42,7 +42,11 @@ Three guards keep it from wasting:
   reports) and that estimate ends later than its original's by more than ``kill_z`` times
   the estimate's error (which shrinks as the copy progresses), the copy is killed at once
   (``kill_attempt``): it can only lose, and every second it runs on is waste. Its task gets
-  no second copy.
+  no second copy, unless ``recopy`` judges it again first (below) and a new copy pays: then
+  the new copy replaces it. That order matters on a cluster: a stock MapReduce AM starts a
+  new attempt in place of every attempt it kills, so hedge's shim sends a kill only with a
+  copy of the same task (the AM's new attempt is that copy) and holds a lone kill (the
+  copy runs on until its task ends; ``org.hedge.shim.KillsAsRestarts``).
 - **Learning from its own races:** the belief about ``lam`` starts as a normal prior around
   ``lam`` (width ``prior_width``) and is updated by Bayes' rule with every race of this job
   (:class:`Race`): by the copy's own run time where the copy had an estimate (its likelihood
@@ -288,7 +292,7 @@ class HedgeAuto(Policy):
         remaining = jvm_ect(a, snapshot.now) - snapshot.now
         total = snapshot.now - a.start + remaining  # each attempt's estimated run time
         running = a.state == RUNNING
-        kills = self._follow_races(snapshot, remaining, running)
+        kills, behind = self._follow_races(snapshot, remaining, running)
         waiting = a.state == WAITING
         live = running | waiting
         n_tasks = snapshot.job.n_maps + snapshot.job.n_reduces
@@ -324,8 +328,15 @@ class HedgeAuto(Policy):
             if task in chosen:  # the new copy replaces the attempt that would end later
                 kills.append(later)
                 self._recopied.add(task)
+            elif task in behind:  # no new copy pays: the copy can only lose
+                kills += behind[task]
+                self._lost.add(task)
             else:
                 self._races[task] = race
+        for task in sorted(behind.keys() - reopened.keys()):  # not judged again: killed
+            kills += behind[task]
+            self._settle(task, won=False)
+            self._lost.add(task)
         if not (judged or chosen):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
@@ -588,18 +599,23 @@ class HedgeAuto(Policy):
         return best if np.isfinite(speed[best]) and speed[best] > 1.0 else -1
 
     def _follow_races(self, snapshot: Snapshot, remaining: np.ndarray,
-                      running: np.ndarray) -> list[int]:
+                      running: np.ndarray) -> tuple[list[int], dict[int, list[int]]]:
         """Note which attempt of each raced task is ahead, and end the races a copy has lost.
 
         A task gone from the snapshot has completed, and the attempt that was ahead at its
         last scan is taken as the winner (neither the AM's nor the simulator's snapshot says
         who won). A copy whose own estimate (from its own reports: it has run long enough to
         have a rate) ends later than its original's is killed at once: it can only lose, and
-        every second it runs on is waste. Returns the attempts to kill."""
+        every second it runs on is waste. Returns the attempts to kill, and per task whose
+        copy is behind but may still be copied again (``recopy``) that copy's attempts: such a
+        task is judged again first (``decide``), and its copy is killed only where no new
+        copy pays. (A stock MapReduce AM starts a new attempt in place of each one it kills,
+        so on a cluster a lone kill is held by the shim; a kill with a new copy is not.)"""
         if not self._races:
-            return []
+            return [], {}
         a = snapshot.attempts
         kills: list[int] = []
+        behind_copies: dict[int, list[int]] = {}
         tasks = list(self._races)
         # per race: (copies, originals) running, their soonest finite remaining times, and
         # the copies' latest start and highest progress (auto_kernels.race_facts); whether
@@ -619,12 +635,15 @@ class HedgeAuto(Policy):
                 self._races[task].ahead = copy_end < orig_end
                 if behind[j]:
                     rows = np.flatnonzero(running & (a.task == task) & a.speculative)
+                    if self.recopy and task not in self._recopied:
+                        behind_copies[task] = a.attempt[rows].tolist()
+                        continue
                     kills += a.attempt[rows].tolist()
                     self._settle(task, won=False)
                     self._lost.add(task)
             elif n_copy and not n_orig:
                 self._races[task].ahead = True  # the original is gone, the copy runs on
-        return kills
+        return kills, behind_copies
 
     def _learn(self, task: int, copy_total: float) -> None:
         """The copy of ``task`` has its own estimate (``copy_total`` s in all): the first
