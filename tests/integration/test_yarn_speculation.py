@@ -167,3 +167,71 @@ def test_a_real_job_over_tls_gets_its_straggler_copied_by_hedge(yarn_cluster, tl
     assert fallback == 0 and sent >= 1
     assert run.attempt_status(0, 1) == "SUCCEEDED"
     assert run.output == expected_output()
+
+
+# hedge-auto judges a task type from the job's own tasks only when it has six or more of them
+# (fewer are left alone unless pool_small): its jobs here have eight maps. Its belief about
+# whether copies pay is the cluster's (pool_races: one per hedge serve), so it gets a server of
+# its own, and what one job teaches the next is part of the test.
+AUTO_MAPS = 8
+
+
+@pytest.fixture(scope="module")
+def auto_serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
+    server = ServeProcess(token, tmp_path_factory.mktemp("auto-serve") / "serve.log",
+                          policy="none").start()
+    yield server
+    server.stop()
+
+
+def map_attempts(cluster: MiniYarn, run: JobRun, task: int) -> dict[int, str]:
+    """Attempt number -> final state of one map task's attempts, from the job's .jhist."""
+    suffix = f"_m_{task:06d}_"
+    return {int(a["attempt"].rsplit("_", 1)[1]): a["state"]
+            for a in read_attempts(cluster.history_file(run.job_id)).to_pylist()
+            if suffix in a["attempt"]}
+
+
+def speculator_line(run: JobRun) -> str:
+    match = re.search(r"hedge: speculator stopped; .*", run.am_log())
+    assert match, run.am_log()[-3000:]
+    return match[0]
+
+
+def test_hedge_auto_copies_a_straggler_then_replaces_a_copy_as_slow_as_its_original(
+        yarn_cluster, auto_serve, token, baselines) -> None:
+    cluster: MiniYarn = yarn_cluster("3.4.1")
+    settings = {**hedge_settings(auto_serve.port, token, "hedge-auto"),
+                "hedge.test.maps": str(AUTO_MAPS)}
+    straggler_alone = baselines["3.4.1"].seconds  # its 60 s decide the job without copies
+
+    # 1. A slow original: one copy, which wins (and teaches the cluster that copies pay).
+    first = cluster.run_job(settings)
+    assert first.succeeded, first.client_log[-3000:]
+    assert_no_fallback_in_am(first, auto_serve.port, "hedge-auto")
+    lines = decisions(auto_serve, first.job_id)
+    assert any(re.search(r"tasks=\[0\] copies=1 ", line) for line in lines), lines
+    assert map_attempts(cluster, first, 0) == {0: "KILLED", 1: "SUCCEEDED"}
+    assert first.counter("TOTAL_LAUNCHED_MAPS") == AUTO_MAPS + 1
+    assert first.output == expected_output(AUTO_MAPS)
+    assert first.seconds < WELL_BEFORE * straggler_alone, (first.seconds, straggler_alone)
+
+    # 2. The copy is as slow as its original (attempts 0 and 1 both work 10x slower: 100 s
+    # each, in steps of 5 s): hedge-auto judges the race again and answers with a new copy
+    # and a kill of the copy that would end later (recopy). The AM starts a new attempt in
+    # place of every attempt it kills, so the shim sends the kill alone and that new attempt is
+    # the copy: one attempt more, not two.
+    slow = {"hedge.test.straggler.attempts": "2", "hedge.test.straggler.slowdown": "10",
+            "hedge.test.records": "20", "hedge.test.record.ms": "500"}
+    second = cluster.run_job({**settings, **slow})
+    assert second.succeeded, second.client_log[-3000:]
+    assert_no_fallback_in_am(second, auto_serve.port, "hedge-auto")
+    lines = decisions(auto_serve, second.job_id)
+    recopies = [line for line in lines if re.search(r"tasks=\[0\] copies=1 kills=\[\d+\]", line)]
+    assert len(recopies) == 1, lines
+    assert map_attempts(cluster, second, 0) == {0: "KILLED", 1: "KILLED", 2: "SUCCEEDED"}
+    assert second.counter("TOTAL_LAUNCHED_MAPS") == AUTO_MAPS + 2
+    assert re.search(r"copies 2 \(fallback 0\), kills 1 \(held 0\)", speculator_line(second))
+    assert second.output == expected_output(AUTO_MAPS, records=20)
+    # without a copy that wins the job cannot end before its original's 100 s of work
+    assert second.seconds < WELL_BEFORE * 100, second.seconds

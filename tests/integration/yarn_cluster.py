@@ -413,9 +413,9 @@ def read_output(folder: Path) -> dict[str, int]:
     return counts
 
 
-def expected_output() -> dict[str, int]:
+def expected_output(maps: int = int(STRAGGLER_JOB["hedge.test.maps"]),
+                    records: int = int(STRAGGLER_JOB["hedge.test.records"])) -> dict[str, int]:
     """What StragglerJob must output: each record r emits key (31 r + k^2) mod 97, k < 50."""
-    maps, records = int(STRAGGLER_JOB["hedge.test.maps"]), int(STRAGGLER_JOB["hedge.test.records"])
     counts: dict[str, int] = {}
     for record in range(maps * records):
         for k in range(50):
