@@ -153,3 +153,19 @@ def test_the_shared_vectors_read_back_through_the_rules():
         assert limit_kills(kill_task, live).astype(int).tolist() == _parse(f[17]).tolist()
         checked += 1
     assert checked >= 300
+
+
+def test_the_kills_as_restarts_vector_file_is_what_rule_5_gives_now():
+    # Regenerate with `python -m tests.kills_as_restarts_vectors`; JUnit
+    # (org.hedge.shim.KillsAsRestartsTest) reads the same file.
+    from ..kills_as_restarts_vectors import VECTORS as KILL_VECTORS
+    from ..kills_as_restarts_vectors import text as kill_text
+
+    assert KILL_VECTORS.read_text() == kill_text()
+
+
+def test_a_stock_am_carries_out_a_kill_only_with_a_copy_of_its_task():
+    from hedge.policy.limits import pair_kills
+
+    send, left = pair_kills(np.array([4, 7, -1, 4]), np.array([4, 7]), np.array([1, 3]))
+    assert send.tolist() == [True, True, False, False] and left.tolist() == [0, 2]

@@ -28,6 +28,17 @@ The rules, in the order they are applied:
    killed; kills are taken in the policy's order, so of a task's attempts the last one named
    is the one spared when all are.
 
+5. **A kill is a restart** (a stock MapReduce AM; the simulator's default, ``--cluster
+   kills=restart``). The AM starts a new attempt in place of every attempt it kills while the
+   task has not succeeded (TaskImpl), so a kill is carried out only as one of the copies the
+   same answer asks for its task (the AM's new attempt is that copy) and a kill no copy pairs
+   with is held: its attempt runs on until its task ends. The shim does this
+   (``org.hedge.shim.KillsAsRestarts``); the simulator drops the held kills and keeps the
+   copies (its kill frees the slot and the copy is queued: the same one new attempt);
+   ``kills=free`` models an AM that can end an attempt alone (the papers' assumption).
+   ``hedge serve`` answers with the policy's kills as asked. Java and Python are held equal
+   by ``tests/data/kills_as_restarts_vectors.tsv`` (``tests/kills_as_restarts_vectors.py``).
+
 Not limits on a policy's actions: ``mapreduce.job.speculative.retry-after-speculate`` and
 ``retry-after-no-speculate`` time Hadoop's own scans (the ``hadoop`` policy and the shim's
 fallback); a policy sets its own rescan with ``Actions.next_scan_in``.
@@ -194,6 +205,44 @@ def limit_kills(kill_task: np.ndarray, live: Mapping[int, int] | np.ndarray) -> 
             keep[i] = True
             left[t] = n - 1
     return keep
+
+
+def pair_kills(kill_task: np.ndarray, copy_task: np.ndarray, copies: np.ndarray,
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Rule 5: which kills a stock AM can carry out, in the answer's order, and the copies
+    still to ask for. ``kill_task[i]``: the task of kill i (-1: not carried out anyway, rule
+    4); ``copy_task``/``copies``: the answer's copies after rules 1-3. Each kill sent spends
+    one copy of its task (the AM's new attempt stands for it), from its first request with
+    copies left."""
+    left = np.array(copies, dtype=np.int64)
+    send = np.zeros(len(kill_task), dtype=bool)
+    copy_task = np.asarray(copy_task).tolist()
+    for k, t in enumerate(np.asarray(kill_task).tolist()):
+        for i, c in enumerate(copy_task):
+            if t >= 0 and c == t and left[i] > 0:
+                left[i] -= 1
+                send[k] = True
+                break
+    return send, left
+
+
+def hold_lone_kills(actions: Actions, snapshot: Snapshot) -> Actions:
+    """Rule 5 in the simulator: ``actions`` without the kills no copy of their task pairs
+    with (the copies stay: there a kill frees its slot and the copy is queued, which is the
+    one new attempt the AM starts). Apply after :func:`limit`."""
+    if not len(actions.kill_attempt):
+        return actions
+    a = snapshot.attempts
+    row = {aid: r for r, aid in enumerate(a.attempt.tolist())}
+    task = np.array([a.task[row[k]] if k in row else -1 for k in actions.kill_attempt.tolist()],
+                    dtype=np.int64)
+    # a resume (chronos-resume, simulator only) restarts its task too
+    copy_task = np.concatenate([actions.speculate_task, actions.resume_task])
+    copies = np.concatenate([actions.speculate_copies, actions.resume_copies])
+    send, _ = pair_kills(task, copy_task, copies)
+    if send.all():
+        return actions
+    return dataclasses.replace(actions, kill_attempt=actions.kill_attempt[send])
 
 
 def limit(actions: Actions, snapshot: Snapshot, settings: SpeculationSettings,

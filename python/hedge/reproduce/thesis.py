@@ -48,7 +48,8 @@ def adaptive_vs_static(quick: bool) -> dict[str, dict[str, dict[str, float]]]:
     from hedge.traces.synthetic import generate
 
     spec, nodes, seeds = ADAPTIVE_QUICK if quick else ADAPTIVE_FULL
-    cfg = ClusterConfig(nodes=nodes, slots=4, scheduler="fair", **DEFAULTS)
+    cfg = ClusterConfig(nodes=nodes, slots=4, scheduler="fair", kills="free",  # as published
+                        **DEFAULTS)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for label, util in (("high", HIGH), ("idle", IDLE)):
         runs: dict[str, list[dict]] = {"static": [], "adaptive": []}

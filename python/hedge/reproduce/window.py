@@ -157,7 +157,7 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
 
     make, nodes, what = workload_maker(workload, util, **maker)
     settings = {**DEFAULTS, **(cluster or {})}
-    cfg = ClusterConfig(nodes=nodes, slots=4, **settings)
+    cfg = ClusterConfig(nodes=nodes, slots=4, kills="free", **settings)  # the paper's AM
     what = (f"{what}; cluster nodes={nodes} slots=4 "
             + " ".join(f"{k}={v}" for k, v in settings.items()) + f"; window={window}")
     out = Comparison(what, list(seeds), {p: [] for p in policies})

@@ -1,10 +1,11 @@
 """Carrying out a policy's answer: first cut to what the AM would allow, then applied.
 
 ``hedge.policy.limits`` cuts the ``Actions`` to the job's speculative caps and per-type
-switches and never kills a task's last attempt (as on a cluster); then kills (a task left
-with no attempt at all is relaunched, as Hadoop reschedules it), Chronos resumes (kill the
-task's attempts, restart from their furthest point), copies (queued for the scheduler),
-reserved slots, nodes to avoid, and when to scan next.
+switches and never kills a task's last attempt (as on a cluster), and (``kills=restart``, the
+default) holds a kill no copy of its task pairs with, since a stock AM restarts what it kills
+(rule 5); then kills (a task left with no attempt at all is relaunched, as Hadoop reschedules
+it), Chronos resumes (kill the task's attempts, restart from their furthest point), copies
+(queued for the scheduler), reserved slots, nodes to avoid, and when to scan next.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import Actions, Snapshot
-from hedge.policy.limits import SpeculationSettings, limit
+from hedge.policy.limits import SpeculationSettings, hold_lone_kills, limit
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.grid import grid_after
 from hedge.sim.slots import Slots
@@ -39,6 +40,8 @@ class Actuator:
                     f"{tb.j_ids[j]!r} with {n} tasks (expected indices 0..{n - 1})")
         # only what the AM would let happen: caps, per-type switches, never a last attempt
         actions = limit(actions, snapshot, self.speculation, tb.t_done[off:off + n])
+        if self.cluster.kills == "restart":  # a stock AM restarts what it kills (rule 5)
+            actions = hold_lone_kills(actions, snapshot)
         if len(actions.kill_attempt):
             self._kill(t, j, actions.kill_attempt)
         if len(actions.resume_task):

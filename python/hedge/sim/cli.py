@@ -11,6 +11,7 @@ import click
 from hedge.errors import HedgeError
 from hedge.policy.conf import UserSettings, user_settings
 from hedge.sim.cluster import (
+    KILLS_NOTE,
     ClusterChoice,
     choose_cluster,
     cluster_from_trace,
@@ -251,6 +252,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     click.echo(format_table(rows))
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
+    click.echo(f"note: {KILLS_NOTE[cluster.kills]}")
     for note in dict.fromkeys(n for run in runs for n in run.notes):
         click.echo(f"note: {note}")
     if drop_negative:

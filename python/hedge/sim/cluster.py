@@ -25,6 +25,11 @@ Model (all times in seconds, work in "seconds on a typical idle node"):
   speculation scan period; ``tick``: the scheduling period (YARN NodeManager heartbeat,
   1 s): freed slots are re-assigned at the next tick.
 - ``power``: watts drawn per busy slot (energy hook, see ``hedge.sim.energy``).
+- ``kills``: what the AM does with a kill. ``restart`` (the default: a stock MapReduce AM
+  starts a new attempt in place of each one it kills, so a kill is carried out only with a
+  copy of its task in the same answer and a lone kill is held, as hedge's shim does;
+  ``hedge.policy.limits`` rule 5) or ``free`` (an AM that ends an attempt and frees its slot,
+  as the Mantri and Chronos papers assume).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class ClusterConfig:
     slowdown: str = "2:5"
     scheduler: str = "fifo"
     power: float = 30.0
+    kills: str = "restart"
 
     def __post_init__(self) -> None:
         checks = (
@@ -79,6 +85,7 @@ class ClusterConfig:
             ("straggler_ratio", 0 <= self.straggler_ratio <= 1, "a fraction in [0, 1]"),
             ("scheduler", self.scheduler in ("fifo", "fair"), "'fifo' or 'fair'"),
             ("power", self.power >= 0, "watts >= 0"),
+            ("kills", self.kills in ("restart", "free"), "'restart' or 'free'"),
         )
         for name, ok, expected in checks:
             if not ok:
@@ -104,6 +111,17 @@ class ClusterConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+KILLS_NOTE = {
+    "restart": "kills=restart: a stock MapReduce AM starts a new attempt in place of each one "
+               "it kills, so a kill was carried out only with a copy of its task and any other "
+               "was held, its attempt running on until its task ended, as hedge's shim does on "
+               "YARN (--cluster kills=free: an AM that ends attempts alone)",
+    "free": "kills=free: a killed attempt freed its slot at once; a stock MapReduce AM cannot "
+            "do that (it restarts what it kills), so on YARN hedge's shim holds a kill no copy "
+            "of its task pairs with and such a policy wastes more than shown here",
+}
 
 
 def parse_cluster(text: str | None, **defaults: object) -> ClusterConfig:
