@@ -81,3 +81,33 @@ def test_settling_equals_numpy(seed: int) -> None:
         np.testing.assert_array_equal(a, b)
     for a, b in zip(state, ref, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("policy", ["hedge-auto", "fresh-score", "window"])
+def test_running_columns_kernel_equals_numpy_in_a_run(policy: str, monkeypatch) -> None:
+    """At every scan of a small run, ``kernels.running_columns`` gives the numpy path's
+    columns (``_reports`` then ``_running_columns``) bit for bit, in the model's dtypes."""
+    from hedge.sim.cluster import ClusterConfig
+    from hedge.sim.engine import simulate
+    from hedge.traces.synthetic import default_workload
+
+    compiled = AppMasters._running_columns_at
+    checked = []
+
+    def both(am: AppMasters, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
+        got = compiled(am, t, rows)
+        want = am._running_columns(rows, am._reports(t, rows))
+        assert got.keys() == want.keys()
+        for name, column in want.items():
+            assert got[name].dtype == column.dtype, name
+            if column.dtype.kind == "f":
+                np.testing.assert_array_equal(got[name].view(np.int64),
+                                              column.view(np.int64), err_msg=name)
+            else:
+                np.testing.assert_array_equal(got[name], column, err_msg=name)
+        checked.append(len(rows))
+        return got
+
+    monkeypatch.setattr(AppMasters, "_running_columns_at", both)
+    simulate(default_workload(3, n_jobs=25), policy, ClusterConfig(nodes=20), seed=1)
+    assert checked and sum(checked) > 0

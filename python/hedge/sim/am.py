@@ -45,6 +45,11 @@ from hedge.sim.heartbeat import last_received
 from hedge.sim.slots import Slots
 from hedge.sim.tables import Tables
 
+# ``kernels.running_columns``' outputs (every AttemptTable column but state), in order
+_RUNNING_COLUMNS = ("task", "attempt", "task_type", "node", "start", "first_progress_time",
+                    "first_progress", "progress", "report_sent", "report_received",
+                    "bytes_processed", "input_bytes", "speculative")
+
 
 def _empty(actions: Actions) -> bool:
     """No action at all and the default rescan (a scan_idempotent job may then go quiet)."""
@@ -136,7 +141,7 @@ class AppMasters:
         self._due_mask[due + 1] = False
         rows = rows[np.argsort(live.job[rows], kind="stable")]
         cut = np.append(np.searchsorted(live.job[rows], due), len(rows)).tolist()
-        columns = self._running_columns(rows, self._reports(t, rows))
+        columns = self._running_columns_at(t, rows)
         queued = self._queued_by_job()
         cluster = self._cluster_facts(t)
         for i, j in enumerate(due.tolist()):
@@ -397,6 +402,20 @@ class AppMasters:
         return FinishedAttempts(task=task - off, node=tb.a_node[aid], start=tb.a_start[aid],
                                 end=tb.t_finish[task], input_bytes=tb.t_input[task])
 
+    def _running_columns_at(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """``_running_columns`` of these slots' ``_reports`` at ``t``; with ``compiled``, in
+        one pass (``kernels.running_columns``)."""
+        if not self.compiled:
+            return self._running_columns(rows, self._reports(t, rows))
+        tb, live = self.tb, self.slots.live
+        cols = kernels.running_columns(
+            t, self.cluster.hw, rows, live.start, live.k, live.p0, live.p1, live.r0, live.r1,
+            live.kfp, live.fpp, live.frac0, live.task, live.aid, live.job, tb.j_off,
+            tb.t_type, tb.t_input, self.slots.slot_node, tb.a_copy)
+        columns = dict(zip(_RUNNING_COLUMNS, cols, strict=True))
+        columns["state"] = np.full(len(rows), AttemptState.RUNNING, np.int8)
+        return columns
+
     def _running_columns(self, rows: np.ndarray, view: dict[str, np.ndarray],
                          ) -> dict[str, np.ndarray]:
         """The ``AttemptTable`` columns of the running attempts in these slots (``view``:
@@ -441,7 +460,10 @@ class AppMasters:
         """Job ``j``'s waiting original tasks then queued copies as ``AttemptTable`` columns
         (None when nothing waits)."""
         tb = self.tb
-        wait = np.arange(tb.j_next[j], tb.j_end[j])
+        first, end = tb.j_next[j], tb.j_end[j]
+        if first >= end and copies is None:  # every original launched, no copy queued
+            return None
+        wait = np.arange(first, end)
         wait = wait[~tb.t_done[wait]]
         if copies is not None:
             wait = np.concatenate([wait, copies])

@@ -389,3 +389,61 @@ def settling(active: np.ndarray, anchor: np.ndarray, rated: np.ndarray, changed:
             m += 1
     rated[:] = False
     return asleep, jobs[:m], was_changed[:m], was_fresh[:m], cap[:m]
+
+
+@njit(cache=True)
+def running_columns(now: float, hw: float, rows: np.ndarray, start: np.ndarray,
+                    k: np.ndarray, p0: np.ndarray, p1: np.ndarray, r0: np.ndarray,
+                    r1: np.ndarray, kfp: np.ndarray, fpp: np.ndarray, frac0: np.ndarray,
+                    task: np.ndarray, aid: np.ndarray, job: np.ndarray, j_off: np.ndarray,
+                    t_type: np.ndarray, t_input: np.ndarray, slot_node: np.ndarray,
+                    a_copy: np.ndarray) -> tuple:
+    """``AppMasters._running_columns`` over ``_reports`` (``hedge.sim.heartbeat.
+    last_received``) in one pass: per slot of ``rows``, the ``AttemptTable`` columns of its
+    attempt as its AM holds them at ``now``, in the order ``(task, attempt, task_type,
+    node, start, first_progress_time, first_progress, progress, report_sent,
+    report_received, bytes_processed, input_bytes, speculative)`` (state is RUNNING)."""
+    n = len(rows)
+    c_task = np.empty(n, dtype=np.int64)
+    c_aid = np.empty(n, dtype=np.int64)
+    c_type = np.empty(n, dtype=np.int8)
+    c_node = np.empty(n, dtype=np.int64)
+    c_start = np.empty(n)
+    c_fpt = np.empty(n)
+    c_fpp = np.empty(n)
+    c_prog = np.empty(n)
+    c_sent = np.empty(n)
+    c_recv = np.empty(n)
+    c_bytes = np.empty(n)
+    c_input = np.empty(n)
+    c_copy = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        s = rows[i]
+        tk = task[s]
+        a = aid[s]
+        st = start[s]
+        if r0[s] <= now:  # last_received: report k arrived, else k - 1
+            index, recv, prog = k[s], r0[s], p0[s]
+        else:
+            index, recv, prog = k[s] - 1, r1[s], p1[s]
+        sent = st + index * hw
+        if index < 0:
+            sent, recv, prog = math.nan, math.nan, 0.0
+        if kfp[s] <= index and index >= 0:
+            c_fpt[i], c_fpp[i] = st + kfp[s] * hw, fpp[s]
+        else:
+            c_fpt[i], c_fpp[i] = math.nan, math.nan
+        inp = np.float64(t_input[tk])
+        c_task[i] = tk - j_off[job[s]]
+        c_aid[i] = a
+        c_type[i] = np.int8(t_type[tk])
+        c_node[i] = slot_node[s]
+        c_start[i] = st
+        c_prog[i] = prog
+        c_sent[i] = sent
+        c_recv[i] = recv
+        c_bytes[i] = prog * (1 - frac0[s]) * inp
+        c_input[i] = inp
+        c_copy[i] = a_copy[a]
+    return (c_task, c_aid, c_type, c_node, c_start, c_fpt, c_fpp, c_prog, c_sent, c_recv,
+            c_bytes, c_input, c_copy)
