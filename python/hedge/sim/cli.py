@@ -233,6 +233,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     what = _describe(source, workload)
     click.echo(f"workload: {what}", err=True)
     click.echo(f"cluster: {choice.describe()}", err=True)
+    click.echo(f"note: {KILLS_NOTE[cluster.kills]}", err=True)
     show = not quiet and workers == 1
     specs = [RunSpec(source, p, s, cluster, deadline_factor,
                      progress=_label(i, n_runs, p, s, len(seeds)) if show else False,
@@ -246,13 +247,12 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              f"seeds: {seed_text}",
              f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
              f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
-             f"blacklist: {blacklist or 'none'}"]
+             f"blacklist: {blacklist or 'none'}", KILLS_NOTE[cluster.kills]]
     runs = _run_all(specs, workers, Path(out) if out else None, notes)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
-    click.echo(f"note: {KILLS_NOTE[cluster.kills]}")
     for note in dict.fromkeys(n for run in runs for n in run.notes):
         click.echo(f"note: {note}")
     if drop_negative:
