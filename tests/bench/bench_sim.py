@@ -158,6 +158,24 @@ allocation): within the noise (day 94,923 window 9.3-9.6x -> 8.6-9.7x none). Wha
 for all three: the scans themselves (each now costs about as much in the simulator's
 snapshot and actuation, ``hedge.sim.am``, as in the policy) and, for window, a gate that
 keeps its window starts.
+The simulator's own work per scan (issue 21, A; results bit-identical, scans unchanged): the
+running attempts' snapshot columns for every due job in one compiled pass per scan instant
+(``kernels.running_columns``: last received report, first progress, task facts), sliced per
+job into ``AttemptTable.of_columns`` (no per-job gathers, no dtype checks); queued copies
+grouped by job once per instant; ``ClusterFacts.slot_free_at`` compiled
+(``kernels.slot_free_at``); ``settle``'s choice of sleeping jobs in one pass
+(``kernels.settling``); one busy-slot sum for the gates. CPU s (x none in the same run), the
+tree before (ab1e439) and it plus these three commits each run twice, interleaved, load 5-7;
+day 22,102: hedge-auto 9.5-10.2 (45.6-47.4x) -> 8.3-8.5 (42.5-42.7x), fresh-score 15.7-15.9
+(70-80x) -> 13.5-14.0 (68-71x), late 2.7-2.8 (12.1-13.8x) -> 2.5-2.6 (12.7-12.9x), adaptive
+2.3 (10.2-11.8x) -> 2.2 (11.0-11.1x), none 0.2; day 94,923, one run each: hedge-auto 62.3
+(60.8x) -> 54.4 (52.2x), none 1.0; peak memory unchanged (298 -> 299 MB). What is left:
+for hedge-auto and fresh-* about four fifths of a scan is now the policy's ``decide`` (a
+profile of hedge-auto at 22,102 tasks: ``decide`` 10.7 s of 14.6, the simulator's snapshot,
+actuation and cluster facts about 2.9 s; fresh-score spends about a quarter of its CPU in
+its policy's ``ReportHistory.check``, 5.2 of 22.6 s profiled, model and policy code);
+late and adaptive scan rarely (1,499 and 950 scans in 10,852 steps) and their cost is the
+per-step gate, wake and record passes of every visited tick.
 ``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
 reference code, bit-identical results; the gates of chronos and of fresh-* exist only in the
 compiled form and they raise a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
