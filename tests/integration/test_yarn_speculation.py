@@ -39,13 +39,17 @@ def token(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_token(tmp_path_factory.mktemp("token") / "token")
 
 
-@pytest.fixture(scope="module")
-def serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One `hedge serve` for every job; each job names its policy (hedge.policy)."""
-    server = ServeProcess(token, tmp_path_factory.mktemp("serve") / "serve.log",
+def serving(token: Path, tmp_path_factory: pytest.TempPathFactory, name: str):
+    """A `hedge serve` for a module's jobs; each job names its policy (hedge.policy)."""
+    server = ServeProcess(token, tmp_path_factory.mktemp(name) / "serve.log",
                           policy="none").start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
+    yield from serving(token, tmp_path_factory, "serve")
 
 
 @pytest.fixture(scope="module")
@@ -178,10 +182,7 @@ AUTO_MAPS = 8
 
 @pytest.fixture(scope="module")
 def auto_serve(token: Path, tmp_path_factory: pytest.TempPathFactory):
-    server = ServeProcess(token, tmp_path_factory.mktemp("auto-serve") / "serve.log",
-                          policy="none").start()
-    yield server
-    server.stop()
+    yield from serving(token, tmp_path_factory, "auto-serve")
 
 
 def map_attempts(cluster: MiniYarn, run: JobRun, task: int) -> dict[int, str]:

@@ -12,20 +12,8 @@ import org.junit.jupiter.api.Test;
 /** ActionLimits against the vectors Python writes (tests/data/action_limits_vectors.tsv). */
 class ActionLimitsTest {
 
-  private static int[] ints(String field) {
-    if (field.isEmpty()) {
-      return new int[0];
-    }
-    String[] parts = field.split(",");
-    int[] out = new int[parts.length];
-    for (int i = 0; i < parts.length; i++) {
-      out[i] = Integer.parseInt(parts[i]);
-    }
-    return out;
-  }
-
   private static boolean[] flags(String field) {
-    int[] values = ints(field);
+    int[] values = VectorFile.ints(field);
     boolean[] out = new boolean[values.length];
     for (int i = 0; i < values.length; i++) {
       out[i] = values[i] == 1;
@@ -45,10 +33,10 @@ class ActionLimitsTest {
       int room = limits.room(Integer.parseInt(f[7]), Integer.parseInt(f[8]),
           Integer.parseInt(f[9]));
       assertEquals(Integer.parseInt(f[13]), room, "room: " + line);
-      assertArrayEquals(ints(f[14]), limits.copies(nMaps, room, ints(f[10]), ints(f[11]),
-          flags(f[12])), "copies: " + line);
-      assertArrayEquals(flags(f[17]), ActionLimits.kills(ints(f[15]), ints(f[16])),
-          "kills: " + line);
+      assertArrayEquals(VectorFile.ints(f[14]), limits.copies(nMaps, room,
+          VectorFile.ints(f[10]), VectorFile.ints(f[11]), flags(f[12])), "copies: " + line);
+      assertArrayEquals(flags(f[17]),
+          ActionLimits.kills(VectorFile.ints(f[15]), VectorFile.ints(f[16])), "kills: " + line);
       checked++;
     }
     assertTrue(checked >= 300, "only " + checked + " vectors");

@@ -10,33 +10,21 @@ import org.junit.jupiter.api.Test;
 /** A kill is sent only as one of its task's copies; a kill nothing pairs with is held. */
 class KillsAsRestartsTest {
 
-  private static int[] ints(String field) {
-    if (field.isEmpty()) {
-      return new int[0];
-    }
-    String[] parts = field.split(",");
-    int[] out = new int[parts.length];
-    for (int i = 0; i < parts.length; i++) {
-      out[i] = Integer.parseInt(parts[i]);
-    }
-    return out;
-  }
-
   @Test
   void matchesTheSharedVectors() throws IOException {
     // tests/data/kills_as_restarts_vectors.tsv, written by Python from hedge.policy.limits
     int checked = 0;
     for (String[] f : VectorFile.rows("kills_as_restarts_vectors.tsv", 5, true)) {
       String line = String.join("\t", f);
-      int[] copies = ints(f[2]);
-      boolean[] send = KillsAsRestarts.pair(ints(f[0]), ints(f[1]), copies);
-      int[] sent = ints(f[3]);
+      int[] copies = VectorFile.ints(f[2]);
+      boolean[] send = KillsAsRestarts.pair(VectorFile.ints(f[0]), VectorFile.ints(f[1]), copies);
+      int[] sent = VectorFile.ints(f[3]);
       boolean[] expected = new boolean[sent.length];
       for (int i = 0; i < sent.length; i++) {
         expected[i] = sent[i] == 1;
       }
       assertArrayEquals(expected, send, "sent: " + line);
-      assertArrayEquals(ints(f[4]), copies, "left: " + line);
+      assertArrayEquals(VectorFile.ints(f[4]), copies, "left: " + line);
       checked++;
     }
     assertTrue(checked >= 300, "only " + checked + " vectors");

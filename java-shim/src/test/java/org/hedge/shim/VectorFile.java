@@ -36,4 +36,17 @@ final class VectorFile {
     }
     return rows;
   }
+
+  /** A comma-separated list of integers (empty: none), as tests/vector_files.py writes them. */
+  static int[] ints(String field) {
+    if (field.isEmpty()) {
+      return new int[0];
+    }
+    String[] parts = field.split(",");
+    int[] out = new int[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      out[i] = Integer.parseInt(parts[i]);
+    }
+    return out;
+  }
 }
