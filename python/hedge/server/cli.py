@@ -137,6 +137,9 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
 
     service = ControlPlaneService(config)
     service.start()
+    from hedge.server.warmup import warm_policies
+
+    warm_policies()  # the policies' compiled code, before the first job's first scan
     # one machine-readable line on stdout: scripts and tests read the bound ports from it
     http = (f" metrics={config.metrics_address[0]}:{service.metrics_port}"
             if config.metrics_address else "")
