@@ -34,7 +34,7 @@ $(STAMP)/numba: python/hedge/imkp/wordcount.py python/hedge/imkp/wordtable.py py
 # spend inside the first scans of the first job of each policy, past the shim's deadline
 # (those scans then fall back to Hadoop's rule). Redone when any source changes.
 $(STAMP)/kernels: $(shell find python/hedge -name '*.py') $(STAMP)/venv
-	$(VENV)/bin/hedge simulate --synthetic jobs=4,tasks=16,reduces=4,straggler_ratio=0.25 --policy all --quiet > /dev/null
+	$(PY) -m hedge.server.warmup
 	@mkdir -p $(STAMP) && touch $@
 
 # The Java side: shim jar, cluster jar, and the Hadoop classpaths in $(HEDGE_CACHE)/hadoop/.

@@ -7,7 +7,9 @@ Inside a scan that is past the shim's deadline (1 s by default), so the first jo
 server had its first scans decided by Hadoop's rule (seen in a clean-clone CI run). A daemon
 thread started with the server runs every policy the AM can drive once, through a tiny
 simulation, before jobs come; it takes no lock a session needs, and a failure there is
-logged and never stops the server.
+logged and never stops the server. ``python -m hedge.server.warmup`` runs every policy
+(the simulator-only ones too) the same way in the foreground: ``make setup`` fills numba's
+cache with it, and an operator runs it once after installing hedge elsewhere.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ def warm_policies() -> threading.Thread:
     return thread
 
 
-def _warm() -> None:
+def _warm(live_only: bool = True) -> None:
     from hedge.policy import available, policy_class
     from hedge.sim.cluster import ClusterConfig
     from hedge.sim.sweep import RunSpec, WorkloadSource, run_one
 
     started, cpu = time.monotonic(), time.thread_time()
     source = WorkloadSource(synthetic=WARM_WORKLOAD)
-    names = [n for n in available() if policy_class(n).live_am_supported]
+    names = [n for n in available() if policy_class(n).live_am_supported or not live_only]
     for name in names:
         try:
             run_one(RunSpec(source, name, 0, ClusterConfig()))
@@ -44,3 +46,8 @@ def _warm() -> None:
             log.warning("event=warm_failed policy=%s error=%r", name, exc)
     log.info("event=warm policies=%d seconds=%.1f cpu_seconds=%.1f", len(names),
              time.monotonic() - started, time.thread_time() - cpu)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    _warm(live_only=False)
