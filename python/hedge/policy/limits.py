@@ -233,9 +233,8 @@ def hold_lone_kills(actions: Actions, snapshot: Snapshot) -> Actions:
     if not len(actions.kill_attempt):
         return actions
     a = snapshot.attempts
-    row = {aid: r for r, aid in enumerate(a.attempt.tolist())}
-    task = np.array([a.task[row[k]] if k in row else -1 for k in actions.kill_attempt.tolist()],
-                    dtype=np.int64)
+    live_rows = (a.state == AttemptState.RUNNING) | (a.state == AttemptState.WAITING)
+    task = _kill_tasks(actions.kill_attempt, a, live_rows)  # limit() kept only live ones
     # a resume (chronos-resume, simulator only) restarts its task too
     copy_task = np.concatenate([actions.speculate_task, actions.resume_task])
     copies = np.concatenate([actions.speculate_copies, actions.resume_copies])
@@ -290,6 +289,13 @@ def _type_on(settings: SpeculationSettings, is_map: np.ndarray) -> np.ndarray:
 def _kills(kill: np.ndarray, a, live_rows: np.ndarray, n_tasks: int) -> np.ndarray:
     """Rule 4 on attempt keys: each key's task from the snapshot; repeats and unknown keys
     are not carried out."""
+    live = np.bincount(a.task[live_rows], minlength=n_tasks)
+    return limit_kills(_kill_tasks(kill, a, live_rows), live)
+
+
+def _kill_tasks(kill: np.ndarray, a, live_rows: np.ndarray) -> np.ndarray:
+    """The task of each killed attempt key among the live rows; -1 for an unknown key or a
+    repeat of an earlier one."""
     rows = np.flatnonzero(live_rows)
     order = np.argsort(a.attempt[rows], kind="stable")
     keys = a.attempt[rows][order]
@@ -300,5 +306,4 @@ def _kills(kill: np.ndarray, a, live_rows: np.ndarray, n_tasks: int) -> np.ndarr
     repeat = np.ones(len(kill), dtype=bool)
     repeat[first] = False
     kill_task[repeat] = -1
-    live = np.bincount(a.task[live_rows], minlength=n_tasks)
-    return limit_kills(kill_task, live)
+    return kill_task
