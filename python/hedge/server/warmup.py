@@ -5,9 +5,11 @@ kernels from numba's cache (compiles them, when the cache is cold): hedge-auto's
 ``decide`` took 1.9 s of wall time with the cache warm (1.6 s of CPU), ten times that cold.
 Inside a scan that is past the shim's deadline (1 s by default), so the first job of a fresh
 server had its first scans decided by Hadoop's rule (seen in a clean-clone CI run). A daemon
-thread started with the server runs every policy the AM can drive once, through a tiny
-simulation, before jobs come; it takes no lock a session needs, and a failure there is
-logged and never stops the server. ``python -m hedge.server.warmup`` runs every policy
+thread started with the server runs every policy the AM can drive through a tiny simulation
+before jobs come, twice: as the simulator calls it, and with every decision made by a
+session of a private control plane (``hedge.server.simulated_am``), since numba compiles a
+kernel again for the session's read-only arrays. It takes no lock a live session needs,
+and a failure there is logged and never stops the server. ``python -m hedge.server.warmup`` runs every policy
 (the simulator-only ones too) the same way in the foreground: ``make setup`` fills numba's
 cache with it, and an operator runs it once after installing hedge elsewhere.
 """
@@ -31,17 +33,30 @@ def warm_policies() -> threading.Thread:
     return thread
 
 
-def _warm(live_only: bool = True) -> None:
+def warmed_policies(live_only: bool = True) -> list[str]:
+    """hedge's own policies (not ones a plug-in or a test registered), those the AM can
+    drive when ``live_only``."""
     from hedge.policy import available, policy_class
+    from hedge.policy.base import POLICY_MODULES
+
+    classes = {name: policy_class(name) for name in available()}
+    return [name for name, cls in classes.items() if cls.__module__ in POLICY_MODULES
+            and (cls.live_am_supported or not live_only)]
+
+
+def _warm(live_only: bool = True) -> None:
+    from hedge.server.simulated_am import simulate_through_sessions
     from hedge.sim.cluster import ClusterConfig
-    from hedge.sim.sweep import RunSpec, WorkloadSource, run_one
+    from hedge.sim.sweep import RunSpec, WorkloadSource, run_one, workload_for
 
     started, cpu = time.monotonic(), time.thread_time()
     source = WorkloadSource(synthetic=WARM_WORKLOAD)
-    names = [n for n in available() if policy_class(n).live_am_supported or not live_only]
+    names, live = warmed_policies(live_only), set(warmed_policies())
     for name in names:
         try:
             run_one(RunSpec(source, name, 0, ClusterConfig()))
+            if name in live:
+                simulate_through_sessions(workload_for(source, 0), name)
         except Exception as exc:  # a policy that cannot warm still serves, compiling later
             log.warning("event=warm_failed policy=%s error=%r", name, exc)
     log.info("event=warm policies=%d seconds=%.1f cpu_seconds=%.1f", len(names),

@@ -80,6 +80,8 @@ class AppMasters:
         self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
         self.copies_only = copies_only and actuator.speculation.enforce_caps
         self.policies: dict[int, object] = {}
+        # a job's policy object from its id (Simulator's make_policy may replace this)
+        self.make_policy = lambda job_id: create(policy, **params)
         self.reads_finished = policy_class(policy).reads_finished  # JobFacts.finished
         self.shared: dict[str, object] = {}  # what the jobs' policies learn from each other
         self.scans = 0
@@ -151,7 +153,7 @@ class AppMasters:
             snapshot = self._job_snapshot(t, j, columns, part, queued.get(j), cluster)
             policy = self.policies.get(j)
             if policy is None:
-                policy = self.policies[j] = create(self.policy_name, **self.policy_params)
+                policy = self.policies[j] = self.make_policy(tb.j_ids[j])
                 policy.join(self.shared)
             if self.clairvoyant:
                 policy.see(truth(tb, self.draws.told, self.cluster.startup,

@@ -50,13 +50,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.model import MAP
-from hedge.policy import create
+from hedge.policy import Policy, create
 from hedge.policy.limits import SpeculationSettings
 from hedge.policy.params import split_settings
 from hedge.sim import kernels
@@ -93,6 +93,8 @@ class Simulator:
     longest reduce (plus ``shuffle``). ``deadline`` D instead gives every job the same
     relative deadline: arrival + D seconds (Chronos' model). ``blacklist``: nodes that get
     no new container (a ``hedge.sim.cluster.Blacklist`` or node indices, always).
+    ``make_policy``: the policy object of a job from its id, in place of ``create``
+    (``hedge.server.simulated_am`` sends the snapshots through the control plane this way).
     ``speculation``: the job's speculative caps and per-type switches (Hadoop's defaults when
     None); every answer is cut to them as on a cluster (``hedge.policy.limits``). Its
     properties may also come among ``policy_params`` under their Hadoop names.
@@ -115,8 +117,11 @@ class Simulator:
         deadline: float | None = None,
         blacklist: Blacklist | Iterable[int] | None = None,
         speculation: SpeculationSettings | None = None,
+        *,
+        make_policy: Callable[[str], Policy] | None = None,
     ) -> None:
         self.workload = workload
+        self.make_policy = make_policy
         self.cluster = cluster or ClusterConfig()
         self.policy_name = policy
         self.speculation, own = split_settings(policy_params or {}, speculation)
@@ -185,6 +190,8 @@ class Simulator:
                              self.policy_params, self._gate, self._slot_gate,
                              self._idempotent, self._clairvoyant, compiled,
                              self._copies_only, self._wake)
+        if self.make_policy is not None:
+            self.am.make_policy = self.make_policy
         # gated jobs sleep: reports are then recorded only where something reads them or
         # a rate is about to change (AppMasters.refresh), not for every slot at every step
         self._lazy = self.am.sleeps
