@@ -15,6 +15,12 @@ What a scan sends is what the shim sends (``org.hedge.shim.JobTracker``):
 - the run times of the tasks that succeeded since (the simulator's, of every such task);
 - nodes named ``node<i>``, slots as the simulator counts them. No node-analyzer status and
   no ResourceManager utilisation: what those add to a snapshot is not warmed.
+
+One gap against the shim: an attempt that starts and ends between two scans of its job is
+not reported here (the shim reports it ended, with start and end). Policies that read the
+job's finished attempts and scan seldom (window, hete-aware) therefore decide differently
+here than in the simulator; hadoop, hedge-auto, mantri, spark and static decide the same
+(tests/unit/test_server_simulated_am.py).
 """
 
 from __future__ import annotations
