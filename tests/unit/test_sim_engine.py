@@ -187,6 +187,34 @@ def test_a_clone_of_a_waiting_task_waits_for_its_original_in_fifo_order():
     assert len(set(a.node[b].tolist())) == 2
 
 
+def test_a_copy_waits_behind_its_jobs_waiting_originals():
+    # A MapReduce AM serves its pending map requests in the order they were made, and every
+    # original asked at the job's start: a copy asked later waits behind the job's waiting
+    # originals (issue 16, session 31; until then copies went first, and on a busy cluster
+    # even the oracle made jobs slower than none). Task 1 ends at 1, task 0 (4 s) is copied
+    # then, but tasks 2 and 3 take the free slot first; the copy starts at 3 and loses.
+    r = simulate(one_job([4, 1, 1, 1]), "test-copy-running",
+                 ClusterConfig(nodes=2, slots=1, **EXACT))
+    a = r.attempts
+    assert sorted(a.start[~a.copy].tolist()) == [0.0, 0.0, 1.0, 2.0]
+    assert a.start[a.copy].tolist() == [3.0] and a.outcome[a.copy].tolist() == [KILLED]
+    assert r.job_time.tolist() == [4.0]
+
+
+@pytest.mark.parametrize(("scheduler", "b_finish"), [("fifo", 5.0), ("fair", 3.0)])
+def test_across_jobs_copies_take_their_jobs_turn(scheduler, b_finish):
+    # Job a's copy (asked at 1) against the two originals of job b (arrived at 1), one free
+    # slot: by arrival (FIFO) job a is served first, its copy included, and b waits until
+    # a's task ends at 4; max-min fair serves b first (a already runs one task), a's copy
+    # once b's originals have slots.
+    wl = Workload.from_jobs(["a", "b"], [0.0, 1.0], [np.array([4.0, 1.0]), np.ones(2)])
+    r = simulate(wl, "test-copy-running",
+                 ClusterConfig(nodes=2, slots=1, scheduler=scheduler, **EXACT))
+    a = r.attempts
+    assert r.finish.tolist() == [4.0, b_finish]
+    assert a.start[a.copy].tolist() == ([1.0] if scheduler == "fifo" else [3.0])
+
+
 def test_resume_does_only_the_remaining_work():
     cfg = ClusterConfig(nodes=2, slots=1, heterogeneity=4, **EXACT)
     r = simulate(one_job([4, 4]), "test-resume-running", cfg)

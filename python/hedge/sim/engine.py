@@ -28,9 +28,10 @@ inside the step. At each visited grid time ``t``, in order:
 2. jobs that arrived by ``t`` become active (maps runnable; reduces once all maps are done);
 3. every job whose scan is due gets a ``Snapshot`` of what its AM has received and its
    policy's ``Actions`` are applied (kills, copies, Chronos resumes, reservations);
-4. the job scheduler (FIFO or Fair) fills free slots: waiting copies first (in request
-   order, on a node not running that task, honouring ``prefer_node``/``avoid_nodes``),
-   then original tasks, leaving reserved slots for copies;
+4. the job scheduler (FIFO or Fair) shares the free slots among the jobs, leaving reserved
+   slots for copies; each job's share goes to its waiting originals, then to its copies
+   (in request order, on a node not running that task, honouring
+   ``prefer_node``/``avoid_nodes``), as a MapReduce AM's container requests are served;
 5. every running attempt's rate is recomputed from its node's speed, degradation and load.
 
 A policy may define a vectorised ``needs_scan`` gate (``hedge.model.batch``): due jobs it
