@@ -98,6 +98,17 @@ def test_a_busy_cluster_raises_the_bar() -> None:
     assert create("hedge-auto").decide(s).speculate_task.tolist() == [7]
 
 
+def test_where_the_am_restarts_what_it_kills_a_losing_copy_costs_its_whole_race() -> None:
+    # 20 s left, a copy ~10-15 s, 40 % of the slots busy: worth a copy where a copy that
+    # falls behind is killed at its first estimate, not behind a stock MapReduce AM, which
+    # starts a new attempt for each one it kills: a lone kill is held there, so a losing
+    # copy runs until its original ends (ClusterFacts.kills_restart, True by default)
+    s = snapshot(20.0, [(7, 0.5, 3)], free=60)
+    assert s.cluster.kills_restart and len(create("hedge-auto").decide(s).speculate_task) == 0
+    s.cluster.kills_restart = False
+    assert create("hedge-auto").decide(s).speculate_task.tolist() == [7]
+
+
 def test_a_task_slow_because_of_its_input_is_not_copied() -> None:
     # task 7 has 5x its peers' input and runs at their pace per byte (about 50 s in all)
     rows = [(7, 0.4, 3, False, 5e9), (8, 0.9, 4, False, 1e9), (9, 0.9, 5, False, 1e9)]

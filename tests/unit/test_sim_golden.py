@@ -88,8 +88,10 @@ GOLDEN: dict[str, list[str]] = {
     # belief about lam is the cluster's (pool_races); runs 0 and 2 again when a slow race
     # is judged again and a new copy replaces its later attempt (recopy, on by default);
     # runs 0 and 2 again when a copy behind its original is judged again before it is
-    # killed (a new copy may replace it: on a cluster a kill is a restart)
-    "hedge-auto": ["b5fa6cda0075d6a7", "0a8f402166874b5c", "36659076b68dc539"],
+    # killed (a new copy may replace it: on a cluster a kill is a restart); runs 0 and 2
+    # again when a losing copy is charged its whole race where the AM restarts what it
+    # kills (ClusterFacts.kills_restart: its lone kill is held)
+    "hedge-auto": ["b63b9bfb988e4574", "0a8f402166874b5c", "d852d4d3745191ca"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged)

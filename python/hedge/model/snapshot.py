@@ -221,6 +221,11 @@ class ClusterFacts:
 
     total_slots: int
     free_slots: int
+    # the AM starts a new attempt in place of every attempt it kills while the task has not
+    # succeeded (a stock MapReduce AM, TaskImpl): a kill with no copy of its task in the same
+    # answer is held (hedge.policy.limits rule 5) and its attempt runs until its task ends.
+    # True behind a live AM; the simulator's ``--cluster kills=free`` sets False
+    kills_restart: bool = True
     # utilisation fractions in [0, 1] per node (adaptive threshold's resource term)
     cpu_util: np.ndarray = field(default_factory=lambda: np.empty(0))
     mem_util: np.ndarray = field(default_factory=lambda: np.empty(0))

@@ -376,6 +376,7 @@ class AppMasters:
         return ClusterFacts(
             total_slots=cfg.total_slots,
             free_slots=slots.free_slots(),
+            kills_restart=cfg.kills == "restart",
             blacklist=np.flatnonzero(slots.bl_mask),
             cpu_util=util,
             mem_util=util,
