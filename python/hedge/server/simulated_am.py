@@ -26,12 +26,18 @@ here than in the simulator; hadoop, hedge-auto, mantri, spark and static decide 
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hedge.model import Actions, AttemptState, AttemptTable, Snapshot
 from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry
+
+if TYPE_CHECKING:  # the simulator is imported where it runs, not by hedge serve's start
+    from hedge.sim.cluster import ClusterConfig
+    from hedge.sim.results import SimResult
+    from hedge.traces.workload import Workload
 
 
 class SessionPolicy:
@@ -114,9 +120,11 @@ class SessionPolicy:
         return out
 
 
-def simulate_through_sessions(workload, policy_name: str, cluster=None, seed: int = 0):
+def simulate_through_sessions(workload: Workload, policy_name: str,
+                              cluster: ClusterConfig | None = None, seed: int = 0,
+                              ) -> SimResult:
     """Simulate ``policy_name`` on ``workload`` with every decision made by a session of a
-    private control plane (a ``hedge.sim.SimResult``)."""
+    private control plane."""
     from hedge.server.service import ClusterView
     from hedge.sim.engine import Simulator
 
