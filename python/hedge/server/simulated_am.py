@@ -51,8 +51,8 @@ class SessionPolicy:
         self.session = sessions.open(job_id, policy_name, {})
         self.seq = 0
         self.nodes_sent = 0
-        # attempt key -> (task, task type, start, copy flag) of the rows last sent
-        self.sent: dict[int, tuple[int, int, float, bool]] = {}
+        # attempt key -> (task, start, copy flag) of the rows last sent
+        self.sent: dict[int, tuple[int, float, bool]] = {}
         self.runtimes_sent = [Counter(), Counter()]  # per task type, run time -> count
 
     def __getattr__(self, name: str) -> object:
@@ -80,8 +80,7 @@ class SessionPolicy:
             del self.sent[key]
         for row in range(len(live)):
             self.sent[int(live.attempt[row])] = (
-                int(live.task[row]), int(live.task_type[row]), float(live.start[row]),
-                bool(live.speculative[row]))
+                int(live.task[row]), float(live.start[row]), bool(live.speculative[row]))
         n_nodes = int(live.node.max(initial=-1)) + 1
         new_nodes = [f"node{i}" for i in range(self.nodes_sent, n_nodes)]
         node_base, self.nodes_sent = self.nodes_sent, max(self.nodes_sent, n_nodes)
@@ -107,7 +106,7 @@ class SessionPolicy:
         running = set(live.attempt.tolist())
         won: set[int] = set()
         out: dict[str, list] = {"key": [], "state": [], "speculative": [], "start": []}
-        for key, (task, _, start, copy) in self.sent.items():
+        for key, (task, start, copy) in self.sent.items():
             if key in running:
                 continue
             winner = task not in tasks_with_rows and task not in won

@@ -9,9 +9,10 @@ thread started with the server runs every policy the AM can drive through a tiny
 before jobs come, twice: as the simulator calls it, and with every decision made by a
 session of a private control plane (``hedge.server.simulated_am``), since numba compiles a
 kernel again for the session's read-only arrays. It takes no lock a live session needs,
-and a failure there is logged and never stops the server. ``python -m hedge.server.warmup`` runs every policy
-(the simulator-only ones too) the same way in the foreground: ``make setup`` fills numba's
-cache with it, and an operator runs it once after installing hedge elsewhere.
+and a failure there is logged and never stops the server. ``python -m hedge.server.warmup``
+runs every policy (the simulator-only ones too) the same way in the foreground: ``make
+setup`` fills numba's cache with it, and an operator runs it once after installing hedge
+elsewhere.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class AppMasters:
     def __init__(self, cfg: ClusterConfig, tables: Tables, slots: Slots, actuator: Actuator,
                  draws: CopyDraws, policy: str, params: dict, gate, slot_gate,
                  idempotent: bool, clairvoyant: bool, compiled: bool,
-                 copies_only: bool = False, wake=None) -> None:
+                 copies_only: bool = False, wake=None, make_policy=None) -> None:
         self.cluster, self.tb, self.slots, self.actuator = cfg, tables, slots, actuator
         self.draws = draws
         self.policy_name, self.policy_params = policy, params
@@ -80,8 +80,8 @@ class AppMasters:
         self.idempotent, self.clairvoyant, self.compiled = idempotent, clairvoyant, compiled
         self.copies_only = copies_only and actuator.speculation.enforce_caps
         self.policies: dict[int, object] = {}
-        # a job's policy object from its id (Simulator's make_policy may replace this)
-        self.make_policy = lambda job_id: create(policy, **params)
+        # a job's policy object from its id (Simulator's make_policy, else by name)
+        self.make_policy = make_policy or (lambda job_id: create(policy, **params))
         self.reads_finished = policy_class(policy).reads_finished  # JobFacts.finished
         self.shared: dict[str, object] = {}  # what the jobs' policies learn from each other
         self.scans = 0

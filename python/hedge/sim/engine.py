@@ -190,9 +190,7 @@ class Simulator:
         self.am = AppMasters(cfg, tb, self.slots, actuator, draws, self.policy_name,
                              self.policy_params, self._gate, self._slot_gate,
                              self._idempotent, self._clairvoyant, compiled,
-                             self._copies_only, self._wake)
-        if self.make_policy is not None:
-            self.am.make_policy = self.make_policy
+                             self._copies_only, self._wake, self.make_policy)
         # gated jobs sleep: reports are then recorded only where something reads them or
         # a rate is about to change (AppMasters.refresh), not for every slot at every step
         self._lazy = self.am.sleeps
