@@ -23,7 +23,7 @@ scaling <= 1.2, peak <= 1 GB); a figure at a size other than 1 M is said so.
 
 ``--quick`` runs 10,000 and 100,000 tasks, the default 100,000 and 1,000,000 (nominal:
 the fitted default's job count for that many tasks at 35.5 per job; the real count is
-printed). Today the ungated policies (fresh-*, hedge-auto) take far more than the limit at
+printed). Today the slowest policies (fresh-*, hedge-auto) take far more than the limit at
 these sizes, so expect ``>limit`` rows and about 10 min of CPU per such policy and workload;
 adaptive, late, spark and oracle are gated (issue 21: 1-4 s CPU at 6,527 tasks, where
 adaptive took 44 s before). A job its gate skips sleeps until its gate could want it or

@@ -24,7 +24,7 @@ from .test_sim_invariants import CLUSTER
 # oracle) or, for late, only when Hadoop's cap leaves no room (adaptive has neither yet)
 # (fresh-*: until their rule could flag or a report could arrive; slow golden runs)
 SLEEPERS = ["hadoop", "late", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
-            "chronos-resume",
+            "chronos-resume", "hedge-auto",
             *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
 
@@ -109,7 +109,7 @@ def test_sleeping_audited_in_every_golden_run(policy, monkeypatch):
         assert audit.own.skipped + audit.caps.skipped > 100
 
 
-@pytest.mark.parametrize("policy", ["hadoop", "spark", "oracle"])
+@pytest.mark.parametrize("policy", ["hadoop", "spark", "oracle", "hedge-auto"])
 def test_sleeping_keeps_results_bit_identical_to_the_ungated_run(policy):
     wl = default_workload(3, n_jobs=40 if policy != "oracle" else 12)
     gated = simulate(wl, policy, CLUSTER, seed=2, deadline_factor=2.0)

@@ -139,6 +139,18 @@ machine, shared (load 2-4): Google part 1, two interleaved runs per tree, 71.9-7
 tasks 34.8 -> 10.8 (143x -> 48x), 94,923 tasks 236.2 -> 79.7 (147x -> 56x). What is left:
 about 0.1 ms of exp per judged scan and about 40 % of the run in the simulator's per-scan
 snapshot and actuation.
+
+Scan gate (issue 21, session 32; simulator only, ``OwnStateGate``): a scan that could judge
+no type (too few run times or estimates yet) and follows no race reads only the attempt
+table and the count of completed tasks, so its answer stays while they do. Such a job
+sleeps until one of its attempts starts, ends or delivers a report, or a task completes
+(``_quiet_until``; results bit-identical, audited at every skipped and slept-through scan
+by tests/unit/test_sim_gate_audit.py and test_sim_gate_sleep.py). It matters where jobs
+wait for slots: in ``bench_sim``'s all-at-once arrival (26,045 tasks) most scans were of
+jobs with no attempt running yet. A judged job is still scanned at every scan instant:
+its answer moves with time (each remaining time shrinks) and with the cluster's busy
+share, and no bound on that was proven; most of the judged scans see a new report anyway
+(300 jobs, all at once: 18,255 of 24,298).
 """
 
 from __future__ import annotations
@@ -151,6 +163,7 @@ import numpy as np
 
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
+from hedge.model.batch import SlotView
 from hedge.policy.auto_kernels import (
     best_count,
     candidates,
@@ -163,9 +176,10 @@ from hedge.policy.auto_kernels import (
     race_facts,
     typical_runtimes,
 )
-from hedge.policy.base import Policy, register
+from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.cluster_memory import ClusterMemory
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
+from hedge.policy.quiet import table_quiet
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
@@ -210,8 +224,24 @@ class Basis:
     pooled: bool = False
 
 
+@dataclass
+class QuietTable:
+    """An attempt table on which ``decide`` could neither judge nor act, and kept no race
+    (``HedgeAuto._quiet_until``): its answer and state stay as they are while the table
+    does.
+
+    - ``key``: the bytes of the columns ``decide`` then reads (equal bytes, same table);
+    - ``since``: the time of the first scan that saw it;
+    - ``running``, ``completed``: its running attempts and the job's completed tasks."""
+
+    key: bytes
+    since: float
+    running: int
+    completed: int
+
+
 @register
-class HedgeAuto(Policy):
+class HedgeAuto(OwnStateGate, Policy):
     """Cost-aware copies with skew triage and race learning (see the module docstring).
 
     - ``cost_weight``: seconds of job time one slot-second of a copy must buy on a fully
@@ -267,6 +297,7 @@ class HedgeAuto(Policy):
         # (ClusterMemory replaces that array at every race, never changes it in place)
         self._cluster_belief: tuple[np.ndarray, np.ndarray] | None = None
         self._weighed: set[int] = set()  # a small job's tasks judged on the pooled basis
+        self._quiet: QuietTable | None = None  # the last scan's table, if it was quiet
 
     def join(self, shared: dict[str, object]) -> None:
         """Share the cluster's memory with its other hedge-auto jobs: race evidence with
@@ -313,7 +344,7 @@ class HedgeAuto(Policy):
         per_task = np.bincount(a.task[live], minlength=n_tasks)
         remaining, hidden, reopened = self._reopened(a, remaining, running, per_task, kills)
         chosen: list[int] = []
-        judged = rescan = False
+        judged = rescan = pooled = False
         job = snapshot.job
         for task_type, n_of_type in ((MAP, job.n_maps), (REDUCE, job.n_reduces)):
             if not n_of_type and not self.pool_small:
@@ -323,6 +354,7 @@ class HedgeAuto(Policy):
             done = self._typical_runtimes(snapshot, task_type, of_type, total)
             self._share(snapshot, task_type, done)
             small = self._small(snapshot, task_type, done)
+            pooled |= small
             basis = self._basis(snapshot, task_type, done, of_type, total, small)
             if basis is not None and of_type.any():
                 chosen += self._judge(snapshot, basis, of_type & ~hidden, waiting & typed,
@@ -351,6 +383,8 @@ class HedgeAuto(Policy):
             kills += behind[task]
             self._settle(task, won=False)
             self._lost.add(task)
+        self._quiet = None if (judged or chosen or kills or self._races or reopened
+                               or pooled) else self._quiet_table(snapshot, running)
         if not (judged or chosen):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
@@ -361,6 +395,37 @@ class HedgeAuto(Policy):
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
                        avoid_nodes=avoid, kill_attempt=kills)
+
+    def _quiet_table(self, snapshot: Snapshot, running: np.ndarray) -> QuietTable:
+        """The table of a quiet scan (``QuietTable``), the one kept if it is the same."""
+        a, job = snapshot.attempts, snapshot.job
+        key = b"".join(np.ascontiguousarray(c).tobytes() for c in (
+            a.task, a.task_type, a.state, a.start, a.speculative, a.progress, a.report_sent,
+            a.report_received, a.first_progress_time, a.first_progress))
+        if self._quiet is not None and self._quiet.key == key:
+            return self._quiet
+        completed = len(job.completed_map_runtimes) + len(job.completed_reduce_runtimes)
+        return QuietTable(key, snapshot.now, int(running.sum()), completed)
+
+    # ----------------------------------------------------------------- simulator gate
+    # A scan that could neither judge a type nor act, with no race to follow, reads only
+    # the attempt table and the completed tasks' count (whether enough run times or
+    # estimates exist to judge, whether more estimates are coming), so a job sleeps until
+    # its table could change (issue 21; OwnStateGate). A judged job is scanned at every
+    # scan instant: its answer moves with time and the cluster's busy share.
+    def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
+        """``view.now`` unless the last scan was quiet (``QuietTable``) and the job's
+        table is still that one: as many running and waiting attempts, no completed task,
+        start or received report since; then the earliest time one of its attempts'
+        reports could arrive (``table_quiet``; inf with none running: only a start or
+        completion, which wakes the job, could change it). A waiting attempt leaves the
+        table only by starting, and joins it only as a copy this policy asked for or in
+        place of an attempt that ended (one fewer running)."""
+        q, now = self._quiet, view.now
+        if q is None or len(slots) != q.running or int(view.completed[j].sum()) != q.completed:
+            return now
+        return table_quiet(slots, view.start, view.k, view.r0, view.r1, view.hw, now,
+                           q.since)
 
     def _reopened(self, a: AttemptTable, remaining: np.ndarray, running: np.ndarray,
                   per_task: np.ndarray, kills: list[int],

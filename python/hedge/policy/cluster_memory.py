@@ -37,6 +37,17 @@ class ClusterMemory:
         self.races = 0  # races whose evidence is in ``evidence``
         self._lock = threading.Lock()
 
+    def __deepcopy__(self, memo: dict) -> ClusterMemory:
+        """A copy with its own lock (a lock cannot be copied): what a copy of a job's
+        policy learns then stays its own (the simulator's gate audits copy policies)."""
+        copied = ClusterMemory(len(self.evidence))
+        with self._lock:
+            copied._counts = self._counts.copy()
+            copied.evidence = self.evidence.copy()
+            copied.races = self.races
+        memo[id(self)] = copied
+        return copied
+
     @staticmethod
     def histogram(residuals: np.ndarray) -> np.ndarray:
         """``residuals`` as bin counts (what a job contributes and later replaces)."""

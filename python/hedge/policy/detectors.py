@@ -61,6 +61,7 @@ from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
 from hedge.policy.base import OwnStateGate, Policy, register
+from hedge.policy.quiet import table_quiet
 
 # relative tolerance of the gates' comparisons (bincount and np.sum round differently)
 _GATE_TOL = 1e-9
@@ -679,8 +680,8 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         i, now = self._inputs, view.now
         if i is None or not i.quiet > now or len(slots) != i.running:
             return now  # (quiet is NaN only if decide raised before testing the rule)
-        return min(i.quiet, _table_quiet(slots, view.start, view.k, view.r0, view.r1,
-                                         view.hw, now, i.since))
+        return min(i.quiet, table_quiet(slots, view.start, view.k, view.r0, view.r1,
+                                        view.hw, now, i.since))
 
     # the verdict of hedge.detect.fresh each subclass tests (fresh_score_verdict, ...):
     # the reference of _kernel
@@ -706,28 +707,6 @@ def _rows_valid(progress, sent, start, received, fpt, fp, state,
                 or (state[i] == _SUCCEEDED and p < 1):
             return False
     return True
-
-
-@njit(cache=True)
-def _table_quiet(slots, start, k, r0, r1, hw, now, since):  # pragma: no cover - compiled
-    """``now`` if one of these slots' attempts started at or after ``since`` or a report
-    of theirs was received from ``since`` to ``now`` (``SlotView``: ``r0``/``r1`` are the
-    receive times of reports ``k`` and ``k - 1``, and an earlier one received since
-    would make ``r1`` so); else the earliest time a report of theirs could still
-    arrive: one in flight, or the next one's send time ``start + (k + 1) hw``."""
-    first = np.inf
-    for s in slots:
-        if start[s] >= since:
-            return now
-        for r in (r0[s], r1[s]):
-            if r >= since and r <= now:
-                return now
-            if r > now and r < first:
-                first = r
-        due = start[s] + (k[s] + 1) * hw
-        if due < first:
-            first = due
-    return first
 
 
 @dataclass
