@@ -29,6 +29,7 @@ from hedge.policy.auto_kernels import (
     log_residuals,
     median,
     race_facts,
+    race_pairs,
     typical_runtimes,
 )
 
@@ -210,6 +211,50 @@ def test_race_facts_are_what_the_numpy_loop_read(seed: int) -> None:
             assert copies[j].tolist() == [start[copy].max(), progress[copy].max()]
         else:
             assert np.isnan(copies[j]).all()
+
+
+def _pairs_numpy(task, running, speculative, remaining, attempt, tasks):
+    """hedge-auto's _reopened as it was in numpy: per task, (original row, other row,
+    the attempt that would end later)."""
+    rows = np.flatnonzero(running & np.isin(task, tasks))
+    rows = rows[np.argsort(task[rows], kind="stable")]
+    ids, first, counts = np.unique(task[rows], return_index=True, return_counts=True)
+    out = {}
+    for t, i, n in zip(ids.tolist(), first.tolist(), counts.tolist(), strict=True):
+        pair = rows[i:i + n]
+        original = pair[~speculative[pair]]
+        if n != 2 or len(original) != 1 or not np.isfinite(remaining[pair]).all():
+            continue
+        out[t] = (int(original[0]), int(pair[pair != original[0]][0]),
+                  int(attempt[pair[int(np.argmax(remaining[pair]))]]))
+    return out
+
+
+def _check_race_pairs(seed: int) -> int:
+    """race_pairs against the numpy loop on one random table; the pairs it found."""
+    rng = np.random.default_rng(700 + seed)
+    task = np.repeat(np.arange(10), rng.integers(0, 4, 10))  # 0-3 attempts a task
+    first = np.r_[True, task[1:] != task[:-1]] if len(task) else np.zeros(0, bool)
+    order = rng.permutation(len(task))  # rows in no task order
+    task, first = task[order], first[order]
+    n = len(task)
+    running = rng.random(n) < 0.9
+    speculative = ~first | (rng.random(n) < 0.1)  # a task's first row: mostly its original
+    remaining = rng.integers(1, 6, n).astype(float)  # ties, to check which one is later
+    remaining[rng.random(n) < 0.2] = np.nan
+    attempt = rng.permutation(n) + 100
+    tasks = rng.choice(12, int(rng.integers(0, 12)), replace=False).astype(np.int64)
+    ids, original, other, later = race_pairs(task, running, speculative, remaining, attempt,
+                                             tasks)
+    assert list(ids) == sorted(ids.tolist())
+    got = {t: (o, x, la) for t, o, x, la in zip(ids.tolist(), original.tolist(),
+                                                 other.tolist(), later.tolist(), strict=True)}
+    assert got == _pairs_numpy(task, running, speculative, remaining, attempt, tasks)
+    return len(got)
+
+
+def test_race_pairs_are_what_the_numpy_loop_found() -> None:
+    assert sum(_check_race_pairs(seed) for seed in range(60)) >= 20  # pairs were there
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -150,7 +150,10 @@ wait for slots: in ``bench_sim``'s all-at-once arrival (26,045 tasks) most scans
 jobs with no attempt running yet. A judged job is still scanned at every scan instant:
 its answer moves with time (each remaining time shrinks) and with the cluster's busy
 share, and no bound on that was proven; most of the judged scans see a new report anyway
-(300 jobs, all at once: 18,255 of 24,298).
+(300 jobs, all at once: 18,255 of 24,298). The races judged again (``_reopened``) are
+found in one compiled pass (``auto_kernels.race_pairs``) instead of a Python loop per
+race: on Google 2011 part 1, where jobs carry hundreds of races, ``hedge simulate`` went
+from 37.3 to 33.9 s of user CPU (one run each, side by side; same results).
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ from hedge.policy.auto_kernels import (
     judge_core,
     log_residuals,
     race_facts,
+    race_pairs,
     typical_runtimes,
 )
 from hedge.policy.base import OwnStateGate, Policy, register
@@ -448,22 +452,16 @@ class HedgeAuto(OwnStateGate, Policy):
                  if race.learned and t not in self._recopied] if self.recopy else []
         if not tasks:
             return remaining, hidden, reopened
+        ids, original, other, later = race_pairs(a.task, running, a.speculative, remaining,
+                                                 a.attempt, np.array(tasks, np.int64))
+        keep = ~np.isin(later, kills) if kills else np.ones(len(ids), dtype=bool)
+        ids, original, other, later = ids[keep], original[keep], other[keep], later[keep]
         remaining = remaining.copy()
-        rows = np.flatnonzero(running & np.isin(a.task, tasks))
-        rows = rows[np.argsort(a.task[rows], kind="stable")]
-        ids, first, counts = np.unique(a.task[rows], return_index=True, return_counts=True)
-        for task, i, n in zip(ids.tolist(), first.tolist(), counts.tolist(), strict=True):
-            pair = rows[i:i + n]
-            original = pair[~a.speculative[pair]]
-            if n != 2 or len(original) != 1 or not np.isfinite(remaining[pair]).all():
-                continue
-            later = int(a.attempt[pair[int(np.argmax(remaining[pair]))]])
-            if later in kills:
-                continue
-            remaining[original[0]] = remaining[pair].min()
-            hidden[pair[pair != original[0]]] = True
-            per_task[task] = 1
-            reopened[task] = (later, self._races.pop(task))
+        remaining[original] = np.minimum(remaining[original], remaining[other])
+        hidden[other] = True
+        per_task[ids] = 1
+        for task, end_later in zip(ids.tolist(), later.tolist(), strict=True):
+            reopened[task] = (end_later, self._races.pop(task))
         return remaining, hidden, reopened
 
     def _estimates_pending(self, a: AttemptTable, live_of_type: np.ndarray,

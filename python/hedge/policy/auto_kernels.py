@@ -345,6 +345,57 @@ def race_facts(task: np.ndarray, running: np.ndarray, speculative: np.ndarray,
 
 
 @njit(cache=True)
+def race_pairs(task: np.ndarray, running: np.ndarray, speculative: np.ndarray,
+               remaining: np.ndarray, attempt: np.ndarray,
+               tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The races of ``tasks`` that can be judged again (``HedgeAuto._reopened``): a task with
+    exactly two running attempts, one of them its original, both with a finite remaining
+    time. Per such task, in ascending task order: the task, its original's row, the other
+    row and the attempt that would end later (the first row's on a tie, as ``np.argmax``
+    over the two rows in row order), as this numpy loop found them::
+
+        rows = np.flatnonzero(running & np.isin(task, tasks))
+        rows = rows[np.argsort(task[rows], kind="stable")]
+        ids, first, counts = np.unique(task[rows], return_index=True, return_counts=True)
+        for t, i, n in zip(ids, first, counts):
+            pair = rows[i:i + n]
+            original = pair[~speculative[pair]]
+            if n != 2 or len(original) != 1 or not np.isfinite(remaining[pair]).all():
+                continue
+            later = attempt[pair[np.argmax(remaining[pair])]]"""
+    top = -1
+    for j in range(len(tasks)):
+        top = max(top, tasks[j])
+    wanted = np.zeros(top + 1, np.bool_)
+    for j in range(len(tasks)):
+        wanted[tasks[j]] = True
+    count = np.zeros(top + 1, np.int64)
+    pair = np.full((top + 1, 2), -1, np.int64)  # the first two running rows, in row order
+    for i in range(len(task)):
+        t = task[i]
+        if not running[i] or t > top or not wanted[t]:
+            continue
+        if count[t] < 2:
+            pair[t, count[t]] = i
+        count[t] += 1
+    n = 0
+    out = np.empty((top + 1, 4), np.int64)
+    for t in range(top + 1):
+        if count[t] != 2:
+            continue
+        a, b = pair[t, 0], pair[t, 1]
+        if speculative[a] == speculative[b]:
+            continue  # two copies, or two originals: no single original
+        if not (math.isfinite(remaining[a]) and math.isfinite(remaining[b])):
+            continue
+        original, other = (b, a) if speculative[a] else (a, b)
+        later = b if remaining[b] > remaining[a] else a
+        out[n, 0], out[n, 1], out[n, 2], out[n, 3] = t, original, other, attempt[later]
+        n += 1
+    return out[:n, 0].copy(), out[:n, 1].copy(), out[:n, 2].copy(), out[:n, 3].copy()
+
+
+@njit(cache=True)
 def input_ratio(inputs: np.ndarray, of_type: np.ndarray) -> tuple[np.ndarray, int]:
     """``(k, known)``: per attempt row, its input over the median input of the type's rows
     with a finite positive one (``known`` of them), 1 elsewhere; all 1 while fewer than two
