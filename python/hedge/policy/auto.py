@@ -156,7 +156,8 @@ race: on Google 2011 part 1, where jobs carry hundreds of races, ``hedge simulat
 from 37.3 to 33.9 s of user CPU (one run each, side by side; same results). A copy's time
 is computed as a product, ``M * exp((1 - lam) * log(T / M)) * exp(lam * e)``, one exp per
 lam and candidate and one per lam and residual (704 + 352 a scan, not 22,528): the same
-value up to the last bit (golden digests and the Google 2011 part 1 results unchanged);
+value up to rounding (the last bit may differ from the single exp), and the golden digests
+and the Google 2011 part 1 results did not move;
 with both changes, user CPU 33.3 -> 24.3 s on Google part 1 (one run each, side by side).
 """
 
