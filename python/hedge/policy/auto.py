@@ -157,8 +157,8 @@ from 37.3 to 33.9 s of user CPU (one run each, side by side; same results). A co
 is computed as a product, ``M * exp((1 - lam) * log(T / M)) * exp(lam * e)``, one exp per
 lam and candidate and one per lam and residual (704 + 352 a scan, not 22,528): the same
 value up to rounding (the last bit may differ from the single exp), and the golden digests
-and the Google 2011 part 1 results did not move;
-with both changes, user CPU 33.3 -> 24.3 s on Google part 1 (one run each, side by side).
+and the Google 2011 part 1 results did not move. With both changes, user CPU 33.3 -> 24.3 s
+on Google part 1 (one run each, side by side). docs/simulator-speed.md keeps these figures.
 """
 
 from __future__ import annotations
@@ -424,8 +424,8 @@ class HedgeAuto(OwnStateGate, Policy):
     # scan instant: its answer moves with time and the cluster's busy share.
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` unless the last scan was quiet (``QuietTable``) and the job's
-        table is still that one: as many running and waiting attempts, no completed task,
-        start or received report since; then the earliest time one of its attempts'
+        table is still that one: as many running attempts, no completed task, start or
+        received report since; then the earliest time one of its attempts'
         reports could arrive (``table_quiet``; inf with none running: only a start or
         completion, which wakes the job, could change it). A waiting attempt leaves the
         table only by starting, and joins it only as a copy this policy asked for or in
