@@ -22,7 +22,8 @@ from .test_sim_invariants import CLUSTER
 
 # their jobs sleep past scan instants: by the policy's needs_scan_from (hadoop, spark,
 # oracle) or, for late, only when Hadoop's cap leaves no room (adaptive has neither yet)
-# (fresh-*: until their rule could flag or a report could arrive; slow golden runs)
+# (fresh-*: until their rule could flag or a report could arrive; slow golden runs;
+# hedge-auto: a job that can judge nothing yet, until a report, start or completion)
 SLEEPERS = ["hadoop", "late", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
             "chronos-resume", "hedge-auto",
             *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
