@@ -29,8 +29,9 @@ The measurements of each speed change (issue 21), with what was left after it, a
 docs/simulator-speed.md.
 
 ``--reference-sizes`` also times each run with ``Simulator.compiled = False`` (the numpy
-reference code, bit-identical results; the gates of chronos and of fresh-* exist only in the
-compiled form and they raise a HedgeError there) and prints ``kernels``: its CPU over the compiled run's.
+reference code, bit-identical results; the gates of chronos, fresh-* and hedge-auto exist
+only in the compiled form and raise a HedgeError there) and prints ``kernels``: its CPU
+over the compiled run's.
 
 Usage: .venv/bin/python tests/bench/bench_sim.py [--quick] [--sizes 100000,1000000]
        [--policies none,hadoop,...] [--workloads day,burst] [--jobs 1] [--cpu-limit 600]
