@@ -126,39 +126,21 @@ Placement: copies avoid the nodes their originals run on (``avoid_nodes``) and p
 fastest node the node ranking knows (``prefer_node``), where it knows one. Every decision is
 logged at debug level (logger ``hedge.policy.auto``) with its numbers.
 
-Speed (issue 21, session 29): the per-scan numeric core is compiled
-(:mod:`hedge.policy.auto_kernels`: copy times, race ends, slot times and their means,
-finish bounds, candidates, median and residual quantiles, the best K, the race facts and
-the kill rule), in numpy's floating-point order, so results are bit-identical (golden
-digests; Google 2011 part 1 and synthetic ``default:jobs=300`` digests unchanged); lam
-values whose belief has underflowed to 0 are not computed. The number of scans is
-unchanged: a job's answer can change with time alone (a losing copy's cost falls as its
-original's remaining time does), so no scan gate was proven. CPU s of ``simulate``, this
-machine, shared (load 2-4): Google part 1, two interleaved runs per tree, 71.9-77.2 ->
-23.6-25.0 (80-112x -> 33-38x ``none``); ``bench_sim`` day, one run per tree, 22,102
-tasks 34.8 -> 10.8 (143x -> 48x), 94,923 tasks 236.2 -> 79.7 (147x -> 56x). What is left:
-about 0.1 ms of exp per judged scan and about 40 % of the run in the simulator's per-scan
-snapshot and actuation.
-
-Scan gate (issue 21, session 32; simulator only, ``OwnStateGate``): a scan that could judge
-no type (too few run times or estimates yet) and follows no race reads only the attempt
-table and the count of completed tasks, so its answer stays while they do. Such a job
-sleeps until one of its attempts starts, ends or delivers a report, or a task completes
-(``_quiet_until``; results bit-identical, audited at every skipped and slept-through scan
-by tests/unit/test_sim_gate_audit.py and test_sim_gate_sleep.py). It matters where jobs
-wait for slots: in ``bench_sim``'s all-at-once arrival (26,045 tasks) most scans were of
-jobs with no attempt running yet. A judged job is still scanned at every scan instant:
-its answer moves with time (each remaining time shrinks) and with the cluster's busy
-share, and no bound on that was proven; most of the judged scans see a new report anyway
-(300 jobs, all at once: 18,255 of 24,298). The races judged again (``_reopened``) are
-found in one compiled pass (``auto_kernels.race_pairs``) instead of a Python loop per
-race: on Google 2011 part 1, where jobs carry hundreds of races, ``hedge simulate`` went
-from 37.3 to 33.9 s of user CPU (one run each, side by side; same results). A copy's time
-is computed as a product, ``M * exp((1 - lam) * log(T / M)) * exp(lam * e)``, one exp per
-lam and candidate and one per lam and residual (704 + 352 a scan, not 22,528): the same
-value up to rounding (the last bit may differ from the single exp), and the golden digests
-and the Google 2011 part 1 results did not move. With both changes, user CPU 33.3 -> 24.3 s
-on Google part 1 (one run each, side by side). docs/simulator-speed.md keeps these figures.
+Speed (issue 21; the figures of each change are in docs/simulator-speed.md): the per-scan
+numeric core is compiled (:mod:`hedge.policy.auto_kernels`: copy times, race ends, slot
+times and their means, finish bounds, candidates, median and residual quantiles, the best K,
+the race facts, the races judged again and the kill rule), in the floating-point order of
+the numpy reference each kernel documents, so results are bit-identical to it; lam values
+whose belief has underflowed to 0 are not computed, and a copy's time is the product ``M *
+exp((1 - lam) * log(T / M)) * exp(lam * e)`` (one exp per lam and candidate and one per lam
+and residual; equal to the single exp up to rounding). In the simulator a scan that could
+judge no type (too few run times or estimates yet) and follows no race reads only the
+attempt table and the count of completed tasks, so such a job sleeps until one of its
+attempts starts, ends or delivers a report, or a task completes (``_quiet_until``, an
+``OwnStateGate``; audited at every skipped and slept-through scan by
+tests/unit/test_sim_gate_audit.py and test_sim_gate_sleep.py). A judged job is scanned at
+every scan instant: its answer moves with time (each remaining time shrinks) and with the
+cluster's busy share, and no bound on when it could next change was proven.
 """
 
 from __future__ import annotations
@@ -188,6 +170,7 @@ from hedge.policy.auto_kernels import (
 from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.cluster_memory import ClusterMemory
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
+from hedge.policy.node_history import member
 from hedge.policy.quiet import table_quiet
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
@@ -459,7 +442,7 @@ class HedgeAuto(OwnStateGate, Policy):
             return remaining, hidden, reopened
         ids, original, other, later = race_pairs(a.task, running, a.speculative, remaining,
                                                  a.attempt, np.array(tasks, np.int64))
-        keep = ~np.isin(later, kills) if kills else np.ones(len(ids), dtype=bool)
+        keep = ~member(later, np.asarray(kills, np.int64))
         ids, original, other, later = ids[keep], original[keep], other[keep], later[keep]
         remaining = remaining.copy()
         remaining[original] = np.minimum(remaining[original], remaining[other])
