@@ -31,8 +31,9 @@ HEADER = """\
 COLUMNS = ("name", "scan", "frame_hex")
 JOB_START_MS = 1_000_000_000
 
-# (name, fields): a full snapshot of two rows, a delta naming ended attempts (a copy that won,
-# its original killed with it, a failure whose start is unknown), an empty delta
+# (name, fields): a full snapshot of two rows and the attempt that ended before it (a full
+# snapshot carries every ended attempt), a delta naming ended attempts (a copy that won, its
+# original killed with it, a failure whose start and node are unknown), an empty delta
 CASES: list[tuple[str, dict[str, str]]] = [
     ("full_two_rows", {
         "seq": "7", "nowMs": "1000060000", "deadlineMs": "-1", "nMaps": "2", "nReduces": "1",
@@ -41,8 +42,9 @@ CASES: list[tuple[str, dict[str, str]]] = [
         "firstProgressTime": "4000,M", "report": "59000,M", "firstProgress": "0.125,0",
         "progress": "0.5,0", "bytesProcessed": "64,nan", "inputBytes": "nan,nan",
         "taskType": "0,1", "state": "1,1", "speculative": "0,1", "doneMapRuntimes": "12.5",
-        "doneReduceRuntimes": "", "removed": "", "removedStart": "", "removedEnd": "",
-        "removedState": "", "removedSpeculative": "", "nodes": "h1"}),
+        "doneReduceRuntimes": "", "removed": "4", "removedTask": "1", "removedNode": "0",
+        "removedStart": "1000", "removedEnd": "13500", "removedState": "2",
+        "removedSpeculative": "0", "removedInputBytes": "nan", "nodes": "h1"}),
     ("delta_with_ended", {
         "seq": "8", "nowMs": "1000075000", "deadlineMs": "1000900000", "nMaps": "4",
         "nReduces": "2", "nodeBase": "1", "fallbacks": "3", "totalSlots": "16", "freeSlots": "2",
@@ -50,16 +52,19 @@ CASES: list[tuple[str, dict[str, str]]] = [
         "firstProgressTime": "M", "report": "74000", "firstProgress": "0", "progress": "0.25",
         "bytesProcessed": "1048576", "inputBytes": "nan", "taskType": "1", "state": "1",
         "speculative": "0", "doneMapRuntimes": "60.25,61", "doneReduceRuntimes": "",
-        "removed": "3,12,9", "removedStart": "1000,52000,M", "removedEnd": "73000,73000,41000",
-        "removedState": "3,2,4", "removedSpeculative": "0,1,0", "nodes": "h2|h3"}),
+        "removed": "3,12,9", "removedTask": "2,2,0", "removedNode": "0,2,-1",
+        "removedStart": "1000,52000,M", "removedEnd": "73000,73000,41000",
+        "removedState": "3,2,4", "removedSpeculative": "0,1,0",
+        "removedInputBytes": "134217728,134217728,nan", "nodes": "h2|h3"}),
     ("empty_delta", {
         "seq": "9", "nowMs": "1000076000", "deadlineMs": "-1", "nMaps": "4", "nReduces": "2",
         "nodeBase": "3", "fallbacks": "0", "totalSlots": "-1", "freeSlots": "-1", "delta": "1",
         "task": "", "attempt": "", "node": "", "start": "", "firstProgressTime": "", "report": "",
         "firstProgress": "", "progress": "", "bytesProcessed": "", "inputBytes": "",
         "taskType": "", "state": "", "speculative": "", "doneMapRuntimes": "",
-        "doneReduceRuntimes": "", "removed": "", "removedStart": "", "removedEnd": "",
-        "removedState": "", "removedSpeculative": "", "nodes": ""}),
+        "doneReduceRuntimes": "", "removed": "", "removedTask": "", "removedNode": "",
+        "removedStart": "", "removedEnd": "", "removedState": "", "removedSpeculative": "",
+        "removedInputBytes": "", "nodes": ""}),
 ]
 
 
@@ -98,7 +103,10 @@ def encode(f: dict[str, str]) -> bytes:
         removed=numbers(f["removed"]).astype(int),
         removed_state=numbers(f["removedState"]).astype(int),
         removed_speculative=numbers(f["removedSpeculative"]).astype(bool),
-        removed_start=seconds(f["removedStart"]), removed_end=seconds(f["removedEnd"]))
+        removed_start=seconds(f["removedStart"]), removed_end=seconds(f["removedEnd"]),
+        removed_task=numbers(f["removedTask"]).astype(int),
+        removed_node=numbers(f["removedNode"]).astype(int),
+        removed_input_bytes=numbers(f["removedInputBytes"]))
 
 
 def line(case: tuple[str, dict[str, str]]) -> str:

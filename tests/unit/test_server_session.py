@@ -162,16 +162,75 @@ def test_succeeded_attempts_become_the_jobs_finished_facts() -> None:
     registry = SessionRegistry(Limits(), cluster)
     s = registry.open("job_9", "window", {})
     s.decide(straggler_request())
-    # key 2 (task 1 on node 1) succeeded at 58 s; key 4 (task 2) was killed; key 9 was
-    # never in a row (no node known): only key 2 is a finished fact, with its row's node
+    # key 2 (task 1 on node 1) succeeded at 58 s; key 4 (task 2) was killed; key 9 (task 0
+    # on node 0, 128 MB) started and won between two scans: it was never in a row, and its
+    # task, node and input bytes come with its end (wire version 3)
     s.decide(delta_request(progress=0.3, removed=[2, 4, 9], removed_state=[2, 3, 2],
+                           removed_task=[1, 2, 0], removed_node=[1, 0, 0],
+                           removed_input_bytes=[np.nan, np.nan, 128e6],
                            removed_start=[0.0, 0.0, 50.0], removed_end=[58.0, 58.0, 61.0]))
     f = s.snapshot(delta_request(progress=0.3, removed=[])).job.finished
     assert (f.task.tolist(), f.node.tolist(), f.start.tolist(), f.end.tolist()) == (
-        [1], [1], [0.0], [58.0])
+        [1, 0], [1, 0], [0.0, 50.0], [58.0, 61.0])
+    np.testing.assert_array_equal(f.input_bytes, [np.nan, 128e6])
     with pytest.raises(HedgeError, match=r"ended attempt 0: end 3\.0 is before its start"):
         s.decide(delta_request(progress=0.3, removed=[0], removed_state=[2],
                                removed_start=[5.0], removed_end=[3.0]))
+
+
+def test_ended_attempts_are_counted_once_when_a_full_snapshot_repeats_them() -> None:
+    """A full snapshot names every attempt the job has ended: after a rejected scan (the
+    session drops its table) or a server restart, the session learns them again, and those
+    it had taken in already are not counted twice."""
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_10", "window", {})
+    s.decide(straggler_request())
+    ended = {"removed_state": [2, 3], "removed_speculative": [True, False],
+             "removed_task": [3, 3], "removed_node": [0, 1], "removed_start": [40.0, 0.0],
+             "removed_end": [61.0, 61.0]}
+    s.decide(delta_request(progress=0.3, removed=[8, 6], **ended))
+    before = (s.outcomes.copies_won, s.outcomes.originals_lost, s.outcomes.wasted_s)
+    assert before == (1, 1, pytest.approx(61.0))
+    # the same two again in a full snapshot, with a third (key 10: task 2's copy, lost)
+    again = {name: [*values, value] for (name, values), value in zip(
+        ended.items(), (3, True, 2, 1, 55.0, 61.0), strict=True)}
+    s.decide(full_request(removed=[8, 6, 10], **again))
+    o = s.outcomes
+    assert (o.copies_won, o.copies_lost, o.originals_lost) == (1, 1, 1)
+    assert o.wasted_s == pytest.approx(61.0 + 6.0)
+    f = s.snapshot(full_request(removed=[])).job.finished
+    assert (f.task.tolist(), f.node.tolist()) == ([3], [0])
+    # a fresh session (the server restarted) learns the whole history from one full snapshot
+    fresh = registry.open("job_10", "window", {})
+    fresh.decide(full_request(removed=[8, 6, 10], **again))
+    assert fresh.outcomes == o
+    assert fresh.snapshot(full_request(removed=[])).job.finished.task.tolist() == [3]
+
+
+@pytest.mark.parametrize(("ended", "message"), [
+    ({"removed_task": [4]}, r"ended attempt 8: task 4, expected 0\.\.3"),
+    ({"removed_node": [2]}, r"ended attempt 8: node 2, expected -1\.\.1"),
+    ({"removed_node": [-2]}, r"ended attempt 8: node -2, expected -1\.\.1"),
+])
+def test_ended_attempts_outside_the_job_are_refused_and_leave_nothing(
+        ended: dict[str, list[int]], message: str) -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_11", "window", {})
+    s.decide(straggler_request())
+    with pytest.raises(HedgeError, match=message):
+        s.decide(delta_request(progress=0.3, removed=[8], removed_state=[2],
+                               removed_start=[0.0], removed_end=[60.0], **ended))
+    assert s.table is None and s.outcomes.copies_ended == 0 == len(s.ended.facts())
+    with pytest.raises(HedgeError, match="an ended attempt is named twice"):
+        s.decide(full_request(removed=[8, 8]))
+
+
+def full_request(removed: list[int], **ended) -> wire.ScanRequest:  # noqa: ANN003
+    """straggler_request's four maps at t = 61.5 s, naming the attempts ended so far."""
+    a = straggler_request().attempts
+    data = wire.encode_request(a, seq=3, now=61.5, job_start=0.0, n_maps=4, n_reduces=0,
+                               new_nodes=["h0", "h1"], removed=removed, **ended)
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
 
 
 def delta_request(progress: float, removed: list[int], **ended) -> wire.ScanRequest:  # noqa: ANN003

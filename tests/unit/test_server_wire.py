@@ -50,7 +50,7 @@ def test_hand_packed_single_row_decodes_as_documented() -> None:
     body = struct.pack("<dd", 64.0, 128.0) + struct.pack("<iiiiii", 0, 9, 0, 1500,
                                                          wire.MISSING, 4000)
     body += struct.pack("<ff", 0.0, 0.5) + bytes([0, 1, 0]) + b"n1"
-    header = wire.REQUEST.pack(b"HDGS", 2, 0, 1, len(body), 10_000, 5_000, -1, 1, 0, 1, 0, 0,
+    header = wire.REQUEST.pack(b"HDGS", 3, 0, 1, len(body), 10_000, 5_000, -1, 1, 0, 1, 0, 0,
                                0, 2, 0, -1, -1, 0, 0)
     r = wire.decode_request(header, body)
     a = r.attempts
@@ -62,20 +62,25 @@ def test_hand_packed_single_row_decodes_as_documented() -> None:
 
 
 def test_hand_packed_ended_attempts_decode_as_documented() -> None:
-    # a delta with no rows and two ended attempts: key 3, a copy, succeeded (start +2 s, end
-    # +7.5 s); key 0, the original, killed at the same moment, start unknown
-    body = struct.pack("<ii", 3, 0) + struct.pack("<ii", 2000, wire.MISSING)
-    body += struct.pack("<ii", 7500, 7500) + bytes([2, 3]) + bytes([1, 0])
-    header = wire.REQUEST.pack(b"HDGS", 2, 1, 4, len(body), 13_000, 5_000, -1, 4, 0, 0, 0, 0,
+    # a delta with no rows and two ended attempts: key 3, a copy of reduce 1 (task 5) on node
+    # 2 with 1 MB of input, succeeded (start +2 s, end +7.5 s); key 0, the original, killed at
+    # the same moment, node and start unknown
+    body = struct.pack("<dd", 1048576.0, math.nan)
+    body += struct.pack("<ii", 3, 0) + struct.pack("<ii", 5, 5) + struct.pack("<ii", 2, -1)
+    body += struct.pack("<ii", 2000, wire.MISSING) + struct.pack("<ii", 7500, 7500)
+    body += bytes([2, 3]) + bytes([1, 0])
+    header = wire.REQUEST.pack(b"HDGS", 3, 1, 4, len(body), 13_000, 5_000, -1, 4, 2, 0, 0, 0,
                                0, 0, 0, -1, -1, 2, 0)
     r = wire.decode_request(header, body)
-    assert len(body) == 2 * wire.ENDED_BYTES == 28
+    assert len(body) == 2 * wire.ENDED_BYTES == 60
     assert r.delta and r.removed.tolist() == [3, 0]
+    assert r.removed_task.tolist() == [5, 5] and r.removed_node.tolist() == [2, -1]
+    assert r.removed_input_bytes[0] == 1048576.0 and np.isnan(r.removed_input_bytes[1])
     assert r.removed_state.tolist() == [2, 3] and r.removed_speculative.tolist() == [True, False]
     assert r.removed_start[0] == 7.0 and np.isnan(r.removed_start[1])
     assert r.removed_end.tolist() == [12.5, 12.5]
     with pytest.raises(HedgeError, match="ended attempt 3 has final state 1"):
-        wire.decode_request(header, body[:24] + bytes([1, 3]) + body[26:])
+        wire.decode_request(header, body[:56] + bytes([1, 3]) + body[58:])
 
 
 def test_malformed_requests_are_rejected_with_a_reason() -> None:

@@ -83,6 +83,10 @@ def test_the_wire_vectors_decode_back_to_their_fields():
                                    wire_vectors.numbers(fields["start"]) / 1e3)
         assert r.removed.tolist() == wire_vectors.numbers(fields["removed"]).tolist()
         assert r.removed_state.tolist() == wire_vectors.numbers(fields["removedState"]).tolist()
+        for column, field in (("task", "removedTask"), ("node", "removedNode"),
+                              ("input_bytes", "removedInputBytes")):
+            np.testing.assert_array_equal(getattr(r, f"removed_{column}"),
+                                          wire_vectors.numbers(fields[field]), err_msg=name)
         np.testing.assert_allclose(r.removed_end - base,
                                    wire_vectors.numbers(fields["removedEnd"]) / 1e3)
         np.testing.assert_allclose(r.removed_start - base,

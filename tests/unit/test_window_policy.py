@@ -176,7 +176,8 @@ def test_node_history_keeps_each_nodes_latest_non_straggling_completion():
     # node 0: task 0 took 8 s (ended 13), task 1 took 9 s (ended 20, the latest: kept);
     # node 1: task 2 took 30 s (> 1.2 x the typical 10 s: a straggler, not kept);
     # the reduce (task 3) took 4 s on node 0, which holds its input
-    finished = FinishedAttempts(task=np.array([1, 0, 2, 3]), node=np.array([0, 0, 1, 0]),
+    finished = FinishedAttempts(task=np.array([1, 0, 2, 3]), attempt=np.array([1, 0, 2, 3]),
+                                node=np.array([0, 0, 1, 0]),
                                 start=np.array([11.0, 5.0, 0.0, 0.0]),
                                 end=np.array([20.0, 13.0, 30.0, 4.0]),
                                 input_bytes=np.array([1.0, 2.0, 3.0, 4.0]))
@@ -195,7 +196,8 @@ def test_the_slot_reference_task_is_the_completed_attempt_not_when_a_scan_saw_it
     # task 4 ran on node 0 from 5 to 12.5 (7.5 s); the scan is at 13 and node 0 runs
     # nothing of the job, so its reference is that attempt's true run time
     snap = snapshot(13.0, RUNNING[:2], [13, 30, 20, 30, 100, 30])
-    snap.job.finished = FinishedAttempts(task=np.array([4]), node=np.array([0]),
+    snap.job.finished = FinishedAttempts(task=np.array([4]), attempt=np.array([4]),
+                                         node=np.array([0]),
                                          start=np.array([5.0]), end=np.array([12.5]),
                                          input_bytes=np.array([1e8]))
     typical = np.array([11.0, 11.0])

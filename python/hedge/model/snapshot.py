@@ -164,12 +164,14 @@ class AttemptTable:
 @dataclass
 class FinishedAttempts:
     """The job's completed tasks as the AM knows them from each task's winning attempt: its
-    task index, node, start and end (seconds) and the task's input bytes (NaN: unknown), one
-    row per task, in no set order. On YARN the AM learns each from the attempt's final
-    status (the shim sends an ended attempt's start and end; its node and input size are
-    its last row's)."""
+    task index, attempt key (``AttemptTable.attempt``), node, start and end (seconds) and
+    the task's input bytes (NaN: unknown), one row per task, in no set order. On YARN the AM
+    learns each from the attempt's final status: the shim sends every ended attempt's task,
+    node, start and end (wire version 3), also of one that started and ended between two
+    scans."""
 
     task: np.ndarray
+    attempt: np.ndarray
     node: np.ndarray
     start: np.ndarray
     end: np.ndarray
@@ -180,8 +182,9 @@ class FinishedAttempts:
 
     @classmethod
     def empty(cls) -> FinishedAttempts:
-        return cls(task=np.empty(0, dtype=np.int64), node=np.empty(0, dtype=np.int64),
-                   start=np.empty(0), end=np.empty(0), input_bytes=np.empty(0))
+        return cls(task=np.empty(0, dtype=np.int64), attempt=np.empty(0, dtype=np.int64),
+                   node=np.empty(0, dtype=np.int64), start=np.empty(0), end=np.empty(0),
+                   input_bytes=np.empty(0))
 
 
 @dataclass

@@ -2,7 +2,7 @@
 the container time spent on attempts that were thrown away (issue 16's ``wasted_s`` on the
 cluster, the same measure the simulator reports).
 
-Since wire version 2 every ended attempt a delta scan names carries its final state
+Since wire version 2 every ended attempt the shim names carries its final state
 (succeeded, killed, failed), its start and end (ms after the job start) and whether it was a
 copy (docs/wire-format.md). The shim learns an end in one of three ways, and the end time is
 as good as what it learns:
@@ -14,9 +14,10 @@ as good as what it learns:
   when the attempt has been silent 6 s and records its last report as the end, so the
   wasted time of such an attempt is a lower bound (by at most 6 s plus one scan).
 
-A scan that is lost or rejected loses its ended list with it (the next scan is a full
-snapshot, which names none), so every count here is a lower bound; ``hedge_scans_rejected``
-and the client's fallbacks say how often that happened.
+Since wire version 3 a scan that is lost or rejected loses nothing: the full snapshot that
+follows names every attempt the job has ended, and the session counts each key once
+(:class:`hedge.server.table.EndedLog`). What the counts still miss: attempts that end after
+the AM's last scan.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ Labels are bounded: ``policy`` is a registered policy name (a session only opens
 ``reason`` one of the fixed sets below; job ids and hosts never become labels.
 
 Copies won and lost and the wasted container time come from the ended attempts the shim
-reports with their final state (wire version 2; :mod:`hedge.server.outcomes` says how exact
-each is). They are lower bounds: a scan that is lost or rejected loses its ended list.
+reports with their final state (wire version 3; :mod:`hedge.server.outcomes` says how exact
+each is). They are lower bounds: ends after the AM's last scan are not counted.
 """
 
 from __future__ import annotations

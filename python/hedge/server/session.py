@@ -37,7 +37,7 @@ from hedge.policy.limits import SpeculationSettings, limit
 # server's other modules
 from hedge.policy.params import policy_family, policy_params, split_settings  # noqa: F401
 from hedge.server.outcomes import Outcomes, outcomes_of
-from hedge.server.table import FinishedLog, GrowingArray, LiveAttempts
+from hedge.server.table import EndedLog, GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
 
 _NO_CLUSTER = ClusterFacts(total_slots=0, free_slots=0)
@@ -67,9 +67,11 @@ class Limits:
 
     @property
     def max_body_bytes(self) -> int:
-        # rows + completed run times of up to 10x max_rows tasks + node names of 256 bytes
-        from hedge.server.wire import ROW_BYTES
-        return self.max_rows * ROW_BYTES + 40 * self.max_rows + 256 * self.max_nodes
+        # rows + completed run times of up to 10x max_rows tasks + ended attempts of up to
+        # 10x max_rows keys (a full snapshot names every one) + node names of 256 bytes
+        from hedge.server.wire import ENDED_BYTES, ROW_BYTES
+        return (self.max_rows * (ROW_BYTES + 40 + 10 * ENDED_BYTES)
+                + 256 * self.max_nodes)
 
 
 def parse_params(text: str) -> dict[str, str]:
@@ -170,7 +172,8 @@ class Session:
     table: LiveAttempts | None = None
     done_maps: GrowingArray = field(default_factory=GrowingArray)
     done_reduces: GrowingArray = field(default_factory=GrowingArray)
-    finished: FinishedLog = field(default_factory=FinishedLog)  # JobFacts.finished
+    # every ended attempt's key, once; the winners are JobFacts.finished
+    ended: EndedLog = field(default_factory=EndedLog)
     checked: _Checked | None = None
     last_seen: float = field(default_factory=time.monotonic)
     scans: int = 0
@@ -197,6 +200,7 @@ class Session:
     def _decide(self, request: ScanRequest) -> Actions:
         self._check_keys(request)
         self._update_nodes(request)
+        self._check_ended(request)
         # Rows already in the table passed these checks at an earlier scan; a delta scan
         # checks its own rows before they enter the table (O(changed), not O(live)).
         whole = not request.delta or self.checked is None or not self.checked.covers(
@@ -234,7 +238,7 @@ class Session:
             n_reduces=request.n_reduces, deadline=request.deadline,
             completed_map_runtimes=self.done_maps.view(),
             completed_reduce_runtimes=self.done_reduces.view(),
-            finished=self.finished.facts(),
+            finished=self.ended.facts(),
         )
         cluster = self.cluster(self.nodes, request.total_slots, request.free_slots)
         return Snapshot(now=request.now, job=job, attempts=self.table.table(), cluster=cluster)
@@ -251,12 +255,36 @@ class Session:
             raise HedgeError(f"job {self.job_id}: delta scan before any full snapshot "
                              "(the shim resends a full one)")
         removed = request.removed
-        if len(removed) and not request.delta:
-            raise HedgeError(f"job {self.job_id}: a full snapshot names {len(removed)} ended "
-                             "attempts (only delta scans carry removed keys)")
         # an attempt may start and end between two scans: its key was never in a row
         if len(removed) and (removed.min() < 0 or removed.max() >= limit):
             raise HedgeError(f"job {self.job_id}: ended attempt keys must lie in [0, {limit})")
+        if not _distinct(removed):
+            raise HedgeError(f"job {self.job_id}: an ended attempt is named twice in one scan")
+
+    def _check_ended(self, request: ScanRequest) -> None:
+        """The ended attempts' tasks and nodes in range, a success not ending before it
+        started (after :meth:`_update_nodes`: a node may be named in this frame)."""
+        if len(request.removed) == 0:
+            return
+        n_tasks, task = request.n_maps + request.n_reduces, request.removed_task
+        node = request.removed_node
+        bad_task = (task < 0) | (task >= n_tasks)
+        bad_node = (node < -1) | (node >= len(self.nodes))
+        back = ((request.removed_state == _SUCCEEDED)
+                & (request.removed_end < request.removed_start))
+        for bad, what in ((bad_task, f"task {{}}, expected 0..{n_tasks - 1}"),
+                          (bad_node, f"node {{}}, expected -1..{len(self.nodes) - 1}")):
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                value = int((task if bad is bad_task else node)[i])
+                raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: "
+                                 + what.format(value))
+        if back.any():
+            i = int(np.flatnonzero(back)[0])
+            raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: end "
+                             f"{float(request.removed_end[i])!r} is before its start "
+                             f"{float(request.removed_start[i])!r} (timestamps must not go "
+                             "backwards)")
 
     def _merge(self, request: ScanRequest) -> None:
         """Apply a full or delta scan to the job's table (:class:`LiveAttempts`).
@@ -270,33 +298,24 @@ class Session:
             self.done_reduces.clear()
         else:
             self.table.upsert(request.attempts)
-            if len(request.removed):
-                self.outcomes += outcomes_of(request.removed_state, request.removed_speculative,
-                                             request.removed_start, request.removed_end)
-                self._record_finished(request)
-                self.table.remove(request.removed[request.removed < self.table.key_space])
+        if len(request.removed):
+            self._record_ended(request)
+            self.table.remove(request.removed[request.removed < self.table.key_space])
         self.done_maps.extend(request.completed_map_runtimes)
         self.done_reduces.extend(request.completed_reduce_runtimes)
 
-    def _record_finished(self, request: ScanRequest) -> None:
-        """Remember the succeeded attempts among the ended ones (``JobFacts.finished``) while
-        the table still has their rows; one without a row or a known start and end (never
-        described, or a time the shim did not have) is left out."""
-        won = ((request.removed_state == _SUCCEEDED) & (request.removed < self.table.key_space)
-               & np.isfinite(request.removed_start) & np.isfinite(request.removed_end))
-        if not won.any():
-            return
-        back = won & (request.removed_end < request.removed_start)
-        if back.any():
-            i = int(np.flatnonzero(back)[0])
-            raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: end "
-                             f"{float(request.removed_end[i])!r} is before its start "
-                             f"{float(request.removed_start[i])!r} (timestamps must not go "
-                             "backwards)")
-        rows = self.table.row_of[request.removed[won]]
-        known = rows >= 0
-        self.finished.record(rows[known], self.table, request.removed_start[won][known],
-                             request.removed_end[won][known])
+    def _record_ended(self, request: ScanRequest) -> None:
+        """Count the ended attempts not reported before (:class:`EndedLog`), and keep the
+        successes whose start and end the shim knew as the job's finished tasks."""
+        won = ((request.removed_state == _SUCCEEDED) & np.isfinite(request.removed_start)
+               & np.isfinite(request.removed_end))
+        new = self.ended.add(
+            request.removed, won, task=request.removed_task, node=request.removed_node,
+            start=request.removed_start, end=request.removed_end,
+            input_bytes=request.removed_input_bytes)
+        self.outcomes += outcomes_of(request.removed_state[new],
+                                     request.removed_speculative[new],
+                                     request.removed_start[new], request.removed_end[new])
 
     def _validate(self, a: AttemptTable, request: ScanRequest) -> None:
         """Field checks of the rows ``a`` and of this scan's new completed run times.

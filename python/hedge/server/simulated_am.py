@@ -10,17 +10,21 @@ runs of the real-YARN test). ``hedge.server.warmup`` runs each live policy this 
 What a scan sends is what the shim sends (``org.hedge.shim.JobTracker``):
 - the RUNNING attempts only (a request still waiting for a container is no attempt on YARN);
 - the first scan a full snapshot, then deltas carrying every running row and the attempts
-  that ended since, with start and end (the end taken as this scan's time). An ended attempt
-  whose task has no row left (running or waiting) is its task's winner, the others killed;
+  that ended since, with task, node, start, end and input bytes (wire version 3);
 - the run times of the tasks that succeeded since (the simulator's, of every such task);
 - nodes named ``node<i>``, slots as the simulator counts them. No node-analyzer status and
   no ResourceManager utilisation: what those add to a snapshot is not warmed.
 
-One gap against the shim: an attempt that starts and ends between two scans of its job is
-not reported here (the shim reports it ended, with start and end). Policies that read the
-job's finished attempts and scan seldom (window, hete-aware) therefore decide differently
-here than in the simulator; hadoop, hedge-auto, mantri, spark and static decide the same
-(tests/unit/test_server_simulated_am.py).
+Which attempt won a task and when, the shim learns from the AM's status events; here it
+comes from the snapshot's ``JobFacts.finished``, which the simulator fills for the policies
+that read it (window, hete-aware): each winner with its true start and end, also one that
+started and ended between two scans, which the shim reports too. The task's other attempts
+end killed at the winner's end, as Hadoop kills them. For the other policies the stand-in
+guesses as before: an ended attempt whose task has no row left (running or waiting) is its
+task's winner, the others killed, each ending at the scan that no longer sees it; what those
+policies read does not depend on it (tests/unit/test_server_simulated_am.py). A winner never
+sent as a row is reported as an original, not a copy: the snapshot does not say, and only the
+session's outcome counts (copies won and lost) read that flag, never a decision.
 """
 
 from __future__ import annotations
@@ -51,8 +55,9 @@ class SessionPolicy:
         self.session = sessions.open(job_id, policy_name, {})
         self.seq = 0
         self.nodes_sent = 0
-        # attempt key -> (task, start, copy flag) of the rows last sent
-        self.sent: dict[int, tuple[int, float, bool]] = {}
+        # attempt key -> (task, node, start, input bytes, copy flag) of the rows last sent
+        self.sent: dict[int, tuple[int, int, float, float, bool]] = {}
+        self.won: set[int] = set()  # tasks whose winner was reported
         self.runtimes_sent = [Counter(), Counter()]  # per task type, run time -> count
 
     def __getattr__(self, name: str) -> object:
@@ -72,16 +77,19 @@ class SessionPolicy:
         """The scan frame the shim would send for this snapshot."""
         a = snapshot.attempts
         live = a.take(np.flatnonzero(a.state == AttemptState.RUNNING))
-        ended = self._ended(live, set(a.task.tolist()))
+        ended = _Ended()
+        self._report_winners(snapshot, set(live.attempt.tolist()), ended)
+        self._report_others(live, set(a.task.tolist()), snapshot.now, ended)
         job, cluster = snapshot.job, snapshot.cluster
         new_maps = self._new_runtimes(0, job.completed_map_runtimes)
         new_reduces = self._new_runtimes(1, job.completed_reduce_runtimes)
-        for key in ended["key"]:
-            del self.sent[key]
+        for key in ended.key:
+            self.sent.pop(key, None)
         for row in range(len(live)):
             self.sent[int(live.attempt[row])] = (
-                int(live.task[row]), float(live.start[row]), bool(live.speculative[row]))
-        n_nodes = int(live.node.max(initial=-1)) + 1
+                int(live.task[row]), int(live.node[row]), float(live.start[row]),
+                float(live.input_bytes[row]), bool(live.speculative[row]))
+        n_nodes = int(max(live.node.max(initial=-1), max(ended.node, default=-1))) + 1
         new_nodes = [f"node{i}" for i in range(self.nodes_sent, n_nodes)]
         node_base, self.nodes_sent = self.nodes_sent, max(self.nodes_sent, n_nodes)
         self.seq += 1
@@ -90,9 +98,10 @@ class SessionPolicy:
             n_reduces=job.n_reduces, deadline=job.deadline,
             completed_map_runtimes=new_maps, completed_reduce_runtimes=new_reduces,
             node_base=node_base, new_nodes=new_nodes, total_slots=cluster.total_slots,
-            free_slots=cluster.free_slots, delta=self.seq > 1, removed=ended["key"],
-            removed_state=ended["state"], removed_speculative=ended["speculative"],
-            removed_start=ended["start"], removed_end=[snapshot.now] * len(ended["key"]))
+            free_slots=cluster.free_slots, delta=self.seq > 1, removed=ended.key,
+            removed_state=ended.state, removed_speculative=ended.speculative,
+            removed_start=ended.start, removed_end=ended.end, removed_task=ended.task,
+            removed_node=ended.node, removed_input_bytes=ended.input_bytes)
 
     def _new_runtimes(self, task_type: int, runtimes: np.ndarray) -> list[float]:
         """The run times completed since the last scan (the shim counts every task that
@@ -101,22 +110,62 @@ class SessionPolicy:
         self.runtimes_sent[task_type].update(new)
         return list(new.elements())
 
-    def _ended(self, live: AttemptTable, tasks_with_rows: set[int]) -> dict[str, list]:
-        """The attempts sent before and not running now; one winner per finished task."""
-        running = set(live.attempt.tolist())
-        won: set[int] = set()
-        out: dict[str, list] = {"key": [], "state": [], "speculative": [], "start": []}
-        for key, (task, start, copy) in self.sent.items():
-            if key in running:
+    def _report_winners(self, snapshot: Snapshot, running: set[int], ended: _Ended) -> None:
+        """The winners the snapshot's finished tasks name and not reported yet, and the
+        other attempts sent of those tasks (killed at the winner's end)."""
+        f = snapshot.job.finished
+        losers: dict[int, float] = {}  # task -> its winner's end
+        for i in range(len(f)):
+            task = int(f.task[i])
+            if task in self.won:
                 continue
-            winner = task not in tasks_with_rows and task not in won
+            self.won.add(task)
+            key = int(f.attempt[i])
+            copy = self.sent[key][4] if key in self.sent else False
+            ended.add(key, task, int(f.node[i]), float(f.start[i]), float(f.end[i]),
+                      float(f.input_bytes[i]), AttemptState.SUCCEEDED, copy)
+            losers[task] = float(f.end[i])
+        for key, (task, node, start, inp, copy) in self.sent.items():
+            if task in losers and key not in running and key not in ended.keys:
+                ended.add(key, task, node, start, losers[task], inp, AttemptState.KILLED, copy)
+
+    def _report_others(self, live: AttemptTable, tasks_with_rows: set[int], now: float,
+                       ended: _Ended) -> None:
+        """The attempts sent before, not running now and not reported yet: one winner per
+        task with no row left (when the snapshot names no winner), the others killed."""
+        running = set(live.attempt.tolist())
+        for key, (task, node, start, inp, copy) in self.sent.items():
+            if key in running or key in ended.keys:
+                continue
+            winner = task not in tasks_with_rows and task not in self.won
             if winner:
-                won.add(task)
-            out["key"].append(key)
-            out["state"].append(AttemptState.SUCCEEDED if winner else AttemptState.KILLED)
-            out["speculative"].append(copy)
-            out["start"].append(start)
-        return out
+                self.won.add(task)
+            state = AttemptState.SUCCEEDED if winner else AttemptState.KILLED
+            ended.add(key, task, node, start, now, inp, state, copy)
+
+
+class _Ended:
+    """The ended columns of one frame, attempt by attempt."""
+
+    def __init__(self) -> None:
+        self.key: list[int] = []
+        self.keys: set[int] = set()
+        self.task: list[int] = []
+        self.node: list[int] = []
+        self.start: list[float] = []
+        self.end: list[float] = []
+        self.input_bytes: list[float] = []
+        self.state: list[int] = []
+        self.speculative: list[bool] = []
+
+    def add(self, key: int, task: int, node: int, start: float, end: float,
+            input_bytes: float, state: int, copy: bool) -> None:
+        self.keys.add(key)
+        for column, value in ((self.key, key), (self.task, task), (self.node, node),
+                              (self.start, start), (self.end, end),
+                              (self.input_bytes, input_bytes), (self.state, state),
+                              (self.speculative, copy)):
+            column.append(value)
 
 
 def simulate_through_sessions(workload: Workload, policy_name: str,

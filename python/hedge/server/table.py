@@ -67,35 +67,52 @@ class GrowingArray:
         return self._view
 
 
-class FinishedLog:
-    """The job's completed tasks' winning attempts, as they end (``JobFacts.finished``):
-    the start and end the shim sends for an ended attempt, the node, task and input bytes of
-    its last row. Kept across full snapshots (they carry no ended attempts)."""
+class EndedLog:
+    """The job's ended attempts as the shim reports them, each key counted once, and the
+    winners among them (``JobFacts.finished``: task, key, node, start, end and input bytes,
+    as the shim sends them for an ended attempt).
+
+    A delta names the attempts ended since the previous scan; a full snapshot names every
+    attempt the job has ended (wire version 3). So a scan lost or rejected after the server
+    took its ended attempts in, or a server restart, costs nothing: the full snapshot that
+    follows repeats them, and only the keys not seen before count.
+    """
+
+    _FINISHED = ("task", "attempt", "node", "start", "end", "input_bytes")
 
     def __init__(self) -> None:
-        self._columns = {name: GrowingArray() for name in ("task", "node", "start", "end",
-                                                           "input_bytes")}
+        self._seen = np.zeros(0, dtype=bool)  # by attempt key
+        self._columns = {name: GrowingArray() for name in self._FINISHED}
         self._facts: FinishedAttempts | None = None
 
-    def record(self, rows: np.ndarray, table: LiveAttempts, start: np.ndarray,
-               end: np.ndarray) -> None:
-        """The attempts in ``table``'s rows ``rows`` succeeded, started and ended at these
-        times (before the table drops them)."""
-        if len(rows) == 0:
-            return
-        self._facts = None
-        values = {"start": start, "end": end}
-        for name in ("task", "node", "input_bytes"):
-            values[name] = table.columns[name][rows].astype(np.float64)
-        for name, column in self._columns.items():
-            column.extend(values[name])
+    def add(self, key: np.ndarray, won: np.ndarray, **finished: np.ndarray) -> np.ndarray:
+        """Take in ended attempts (distinct, non-negative keys); ``won`` marks those whose
+        finish is known (succeeded, start and end known), ``finished`` their columns
+        (``_FINISHED`` but the key). Returns the mask of the keys not reported before."""
+        if len(key) == 0:
+            return np.zeros(0, dtype=bool)
+        size = int(key.max()) + 1
+        if size > len(self._seen):
+            bigger = np.zeros(max(size, 2 * len(self._seen)), dtype=bool)
+            bigger[:len(self._seen)] = self._seen
+            self._seen = bigger
+        new = ~self._seen[key]
+        self._seen[key] = True
+        keep = new & won
+        if keep.any():
+            self._facts = None
+            finished["attempt"] = key
+            for name, column in self._columns.items():
+                column.extend(np.asarray(finished[name], dtype=np.float64)[keep])
+        return new
 
     def facts(self) -> FinishedAttempts:
         if self._facts is None:
             c = {name: column.view() for name, column in self._columns.items()}
             self._facts = FinishedAttempts(
-                task=c["task"].astype(np.int64), node=c["node"].astype(np.int64),
-                start=c["start"], end=c["end"], input_bytes=c["input_bytes"])
+                task=c["task"].astype(np.int64), attempt=c["attempt"].astype(np.int64),
+                node=c["node"].astype(np.int64), start=c["start"], end=c["end"],
+                input_bytes=c["input_bytes"])
         return self._facts
 
 

@@ -9,10 +9,12 @@ is a fixed 88-byte header followed by packed columns, one value per attempt row:
     f32 first_progress, f32 progress, u8 task_type, u8 state, u8 speculative,
 
 then ``f32`` run times (seconds) of the job's completed maps and reduces, then the attempts
-that ended (delta scans) as columns ``i32`` key, ``i32`` start, ``i32`` end, ``u8`` final
-state, ``u8`` speculative (wire version 2; version 1 sent keys only), then the UTF-8 names of
-nodes first used since the last answered scan, separated by ``\\n``. A delta scan (flag bit 0) carries only the attempts
-changed since the last answered scan; the session merges it into its key-indexed table.
+that ended as columns ``f64`` input bytes, ``i32`` key, ``i32`` task, ``i32`` node, ``i32``
+start, ``i32`` end, ``u8`` final state, ``u8`` speculative (wire version 3; version 2 sent no
+task, node or input bytes, version 1 keys only), then the UTF-8 names of nodes first used
+since the last answered scan, separated by ``\\n``. A delta scan (flag bit 0) carries only the
+attempts changed and ended since the last scan; the session merges it into its key-indexed
+table. A full snapshot carries every live attempt and every attempt that ended so far.
 Times are whole milliseconds relative to the job start (Hadoop's own resolution),
 ``MISSING`` when unknown.
 The AM only knows when a report *arrived*, so ``report`` fills both ``report_sent`` and
@@ -33,7 +35,9 @@ import numpy as np
 from hedge.errors import HedgeError
 from hedge.model import Actions, AttemptState, AttemptTable
 
-VERSION = 2  # 2: each ended attempt carries its start, end, final state and copy flag
+# 2: each ended attempt carries its start, end, final state and copy flag; 3: its task, node
+# and input bytes too, and a full snapshot carries the job's every ended attempt
+VERSION = 3
 MISSING = -(2**31)  # i32 time "unknown"
 NEVER_MS = 2**31 - 1  # next_scan_ms: no timed rescan (Actions.next_scan_in = inf)
 
@@ -72,9 +76,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("speculative", "u1"),
 )
 ROW_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in COLUMNS)
-# the ended attempts of a delta scan, column after column (times: ms after the job start)
+# the ended attempts of a scan, column after column (times: ms after the job start)
 ENDED_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("key", "<i4"), ("start", "<i4"), ("end", "<i4"), ("state", "u1"), ("speculative", "u1"),
+    ("input_bytes", "<f8"), ("key", "<i4"), ("task", "<i4"), ("node", "<i4"), ("start", "<i4"),
+    ("end", "<i4"), ("state", "u1"), ("speculative", "u1"),
 )
 ENDED_BYTES = sum(np.dtype(dtype).itemsize for _, dtype in ENDED_COLUMNS)
 # the final states an ended attempt can report
@@ -83,7 +88,8 @@ TIME_COLUMNS = ("start", "first_progress_time", "report")
 assert REQUEST.size == 88 and RESPONSE.size == 32
 # decode_request reads the columns by position within their dtype's block
 assert [name for name, _ in COLUMNS[2:8]] == ["task", "attempt", "node", *TIME_COLUMNS]
-assert [name for name, _ in ENDED_COLUMNS] == ["key", "start", "end", "state", "speculative"]
+assert [name for name, _ in ENDED_COLUMNS] == ["input_bytes", "key", "task", "node", "start",
+                                               "end", "state", "speculative"]
 
 
 @dataclass
@@ -101,15 +107,20 @@ class ScanRequest:
     completed_reduce_runtimes: np.ndarray
     node_base: int  # index of the first new node name
     new_nodes: list[str]
-    # delta scans: rows are only attempts changed since the last answered scan, run times
-    # only new completions, `removed` the attempt keys that ended; else a full snapshot
+    # delta scans: rows are only attempts changed since the last scan, run times only new
+    # completions, `removed` the attempt keys that ended since; a full snapshot: every live
+    # attempt, every completed run time, every attempt that ended so far
     delta: bool
     removed: np.ndarray
-    # per removed key: final AttemptState, copy flag, start and end (seconds; NaN unknown)
+    # per removed key: final AttemptState, copy flag, start and end (seconds; NaN unknown),
+    # task index, node index (-1 unknown) and input bytes (NaN unknown)
     removed_state: np.ndarray
     removed_speculative: np.ndarray
     removed_start: np.ndarray
     removed_end: np.ndarray
+    removed_task: np.ndarray
+    removed_node: np.ndarray
+    removed_input_bytes: np.ndarray
     fallbacks: int  # scans the client decided on its own since its last answered scan
     total_slots: int  # -1: unknown to the AM
     free_slots: int
@@ -197,7 +208,8 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
         total_slots=total_slots, free_slots=free_slots, delta=bool(flags & FLAG_DELTA),
         removed=ended["key"], removed_state=ended["state"],
         removed_speculative=ended["speculative"], removed_start=ended["start"],
-        removed_end=ended["end"],
+        removed_end=ended["end"], removed_task=ended["task"], removed_node=ended["node"],
+        removed_input_bytes=ended["input_bytes"],
     )
 
 
@@ -226,12 +238,13 @@ def _runtimes(body: bytes | bytearray | memoryview, n: int, offset: int) -> np.n
 
 def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, base: float,
            ) -> tuple[dict[str, np.ndarray], int]:
-    """The ended attempts of a delta scan: key, final state (checked), copy flag, start and
-    end in seconds."""
+    """The ended attempts: key, task, node, final state (checked), copy flag, start and end
+    in seconds, input bytes."""
     if n == 0:
-        return {"key": _NO_KEYS, "state": _NO_STATES, "speculative": _NO_FLAGS,
-                "start": _NO_TIMES, "end": _NO_TIMES}, offset
-    (i32, u8), offset = _blocks(body, n, offset, ENDED_COLUMNS)
+        return {"key": _NO_KEYS, "task": _NO_KEYS, "node": _NO_KEYS, "state": _NO_STATES,
+                "speculative": _NO_FLAGS, "start": _NO_TIMES, "end": _NO_TIMES,
+                "input_bytes": _NO_TIMES}, offset
+    (floats, i32, u8), offset = _blocks(body, n, offset, ENDED_COLUMNS)
     key, state = i32[0], u8[0]
     # states 2..4 (ENDED_STATES); a range test, np.isin costs more than a small scan
     bad = (state < min(ENDED_STATES)) | (state > max(ENDED_STATES))
@@ -239,9 +252,11 @@ def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, base: floa
         raise HedgeError(f"scan request: ended attempt {int(key[bad][0])} has final "
                          f"state {int(state[bad][0])}, expected 2 (succeeded), 3 "
                          "(killed) or 4 (failed)")
-    times = _times(i32[1:], base)  # start, end
-    return {"key": key.astype(np.int64), "state": state, "speculative": u8[1].astype(bool),
-            "start": times[0], "end": times[1]}, offset
+    ints = i32[:3].astype(np.int64)  # key, task, node
+    times = _times(i32[3:], base)  # start, end
+    return {"key": ints[0], "task": ints[1], "node": ints[2], "state": state,
+            "speculative": u8[1].astype(bool), "start": times[0], "end": times[1],
+            "input_bytes": floats[0]}, offset
 
 
 def _ms(times: np.ndarray, base: float) -> np.ndarray:
@@ -262,12 +277,15 @@ def encode_request(
     removed_speculative: np.ndarray | list[bool] | None = None,
     removed_start: np.ndarray | list[float] | None = None,
     removed_end: np.ndarray | list[float] | None = None,
+    removed_task: np.ndarray | list[int] | None = None,
+    removed_node: np.ndarray | list[int] | None = None,
+    removed_input_bytes: np.ndarray | list[float] | None = None,
 ) -> bytes:
     """The request the shim would send for this table (Python twin of the Java encoder).
 
     Times are rounded to whole milliseconds relative to ``job_start`` (itself in whole ms).
-    Ended attempts given by key alone are reported killed, not copies, with unknown start
-    and an end at ``now``.
+    Ended attempts given by key alone are reported killed, not copies, of task 0 on an
+    unknown node, with unknown start and input bytes and an end at ``now``.
     """
     start_ms = int(round(job_start * 1e3))
     base = start_ms * 1e-3
@@ -295,6 +313,8 @@ def encode_request(
         "start": _ms(given(removed_start, np.nan).astype(np.float64), base),
         "end": _ms(given(removed_end, now).astype(np.float64), base),
         "speculative": given(removed_speculative, False),
+        "task": given(removed_task, 0), "node": given(removed_node, -1),
+        "input_bytes": given(removed_input_bytes, np.nan),
     }
     parts = [np.ascontiguousarray(values[name], dtype=dtype).tobytes() for name, dtype in COLUMNS]
     parts += [done_m.tobytes(), done_r.tobytes()]

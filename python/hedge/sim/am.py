@@ -402,8 +402,9 @@ class AppMasters:
         tb = self.tb
         task = off + np.flatnonzero(tb.t_done[off:off + n])
         aid = tb.t_winner[task]
-        return FinishedAttempts(task=task - off, node=tb.a_node[aid], start=tb.a_start[aid],
-                                end=tb.t_finish[task], input_bytes=tb.t_input[task])
+        return FinishedAttempts(task=task - off, attempt=aid, node=tb.a_node[aid],
+                                start=tb.a_start[aid], end=tb.t_finish[task],
+                                input_bytes=tb.t_input[task])
 
     def _running_columns_at(self, t: float, rows: np.ndarray) -> dict[str, np.ndarray]:
         """``_running_columns`` of these slots' ``_reports`` at ``t``; with ``compiled``, in

@@ -117,11 +117,13 @@ final class JobTracker {
   private Attempt quietest;
   private Attempt latest;
   private Scan scan; // reused between scans (arrays grow, never shrink)
-  // delta state: attempts changed and attempt keys ended since the last snapshot; completed
-  // run times already sent; a full snapshot is due after any failure or a new session.
+  // delta state: attempts changed since the last snapshot; completed run times and ended
+  // attempts already sent (the job's whole history is kept: a full snapshot carries it all);
+  // a full snapshot is due after any failure or a new session.
   // Primitive lists and a flag per attempt: an update is one field test, never a hash or a box.
   private final List<Attempt> dirty = new ArrayList<>();
   private final Ended ended = new Ended();
+  private int endedSent;
   private int doneMapsSent;
   private int doneReducesSent;
   private boolean needFull = true;
@@ -297,7 +299,10 @@ final class JobTracker {
     a.louder = null;
   }
 
-  /** The attempt ended in {@code state} at endMs: it leaves the live set, the next delta names it. */
+  /**
+   * The attempt ended in {@code state} at endMs: it leaves the live set and joins the ended
+   * history (the next delta and every full snapshot name it).
+   */
   private void forget(Attempt a, byte state, long endMs) {
     unlink(a);
     live.remove(a.id);
@@ -306,7 +311,12 @@ final class JobTracker {
       speculativeLive--;
     }
     a.ended = true; // its dirty-list entry, if any, is skipped
-    ended.add(a.key, rel(a.startMs), rel(endMs), state, a.speculative);
+    // the task index needs nMaps, known at fill time: a reduce is stored as -1 - its index
+    int task = a.map ? a.typeIndex : -1 - a.typeIndex;
+    ended.add(a.key, task, a.node, rel(a.startMs), rel(endMs), state, a.speculative);
+    if (a.node == -2) {
+      ended.resolveLater(a.id); // started and ended between two scans: node not looked up
+    }
   }
 
   private static byte code(TaskAttemptState state) {
@@ -341,9 +351,9 @@ final class JobTracker {
   }
 
   /**
-   * The scan to send: a full snapshot (every live attempt, every completed run time) when one
-   * is due, else a delta (attempts changed and keys ended since the last snapshot, new
-   * completions); node names not yet acknowledged either way.
+   * The scan to send: a full snapshot (every live attempt, every completed run time, every
+   * attempt ended so far) when one is due, else a delta (attempts changed and ended since the
+   * last snapshot, new completions); node names not yet acknowledged either way.
    */
   Scan snapshot(long nowMs, int nMaps, int nReduces, NodeResolver resolver) {
     if (resolver != null) {
@@ -374,8 +384,7 @@ final class JobTracker {
       }
       latest = Math.max(latest, Math.max(a.reportMs, Math.max(a.startMs, a.firstProgressMs)));
       if (a.node == -2) {
-        String host = resolver == null ? null : resolver.host(a.id);
-        a.node = host == null ? -1 : nodeIndex(host);
+        a.node = nodeOf(a.id, resolver);
       }
       putRow(s, i++, a, nMaps);
     }
@@ -386,7 +395,10 @@ final class JobTracker {
     s.nowMs = latest;
     s.doneMapRuntimes = doneMaps.copy(full ? 0 : doneMapsSent);
     s.doneReduceRuntimes = doneReduces.copy(full ? 0 : doneReducesSent);
-    ended.into(s, full);
+    resolveEndedNodes(resolver); // before the node names are listed below
+    // repeats (a full snapshot's, a failed scan's) are harmless: the server counts a key once
+    ended.into(s, full ? 0 : endedSent, nMaps);
+    endedSent = ended.size();
     doneMapsSent = doneMaps.n;
     doneReducesSent = doneReduces.n;
     if (full) {
@@ -395,7 +407,6 @@ final class JobTracker {
       }
     }
     dirty.clear();
-    ended.clear();
     needFull = false;
     s.nodeBase = Math.min(nodesAcked, nodes.size());
     StringBuilder names = new StringBuilder();
@@ -476,6 +487,22 @@ final class JobTracker {
     }
   }
 
+  /** The node of ended attempts never looked up while live (under the lock, in fill). */
+  private void resolveEndedNodes(NodeResolver resolver) {
+    Ints at = ended.unresolvedAt;
+    for (int i = 0; i < at.n; i++) {
+      ended.node.values[at.values[i]] = nodeOf(ended.unresolvedIds.get(i), resolver);
+    }
+    at.clear();
+    ended.unresolvedIds.clear();
+  }
+
+  /** The attempt's node index, -1 when the AppContext does not know its host. */
+  private int nodeOf(TaskAttemptId id, NodeResolver resolver) {
+    String host = resolver == null ? null : resolver.host(id);
+    return host == null ? -1 : nodeIndex(host);
+  }
+
   /** The server has every node name of this scan. */
   synchronized void nodesAcknowledged(Scan s) {
     nodesAcked = s.nodeBase + countNames(s.newNodeNames);
@@ -529,46 +556,66 @@ final class JobTracker {
     }
   }
 
-  /** A growable int list (ended attempt keys) without boxing. */
-  /** Attempts that ended since the last snapshot: the wire's ended columns, row by row. */
+  /**
+   * Every attempt the job has ended, in the order they ended: the wire's ended columns, row by
+   * row. Primitive columns, no Attempt kept alive: 28 bytes an attempt (up to twice that while
+   * the lists grow); only an attempt whose node is still to be looked up keeps its id.
+   */
   static final class Ended {
     final Ints key = new Ints();
+    final Ints task = new Ints(); // maps: the index; reduces: -1 - the index
+    final Ints node = new Ints(); // -2 until resolved (see unresolvedAt)
     final Ints start = new Ints();
     final Ints end = new Ints();
     final Ints state = new Ints();
     final Ints speculative = new Ints();
+    // rows whose node is -2, and their attempts: resolved (then cleared) at the next fill
+    final Ints unresolvedAt = new Ints();
+    final List<TaskAttemptId> unresolvedIds = new ArrayList<>();
 
-    void add(int k, int startRel, int endRel, byte code, boolean copy) {
+    void add(int k, int taskCode, int nodeIndex, int startRel, int endRel, byte code,
+        boolean copy) {
       key.add(k);
+      task.add(taskCode);
+      node.add(nodeIndex);
       start.add(startRel);
       end.add(endRel);
       state.add(code);
       speculative.add(copy ? 1 : 0);
     }
 
-    /** Into the scan's ended columns; a full snapshot carries none (it replaces the table). */
-    void into(Scan s, boolean full) {
-      int n = full ? 0 : key.n;
-      s.removed = java.util.Arrays.copyOf(key.values, n);
-      s.removedStart = java.util.Arrays.copyOf(start.values, n);
-      s.removedEnd = java.util.Arrays.copyOf(end.values, n);
-      s.removedState = new byte[n];
-      s.removedSpeculative = new byte[n];
-      for (int i = 0; i < n; i++) {
-        s.removedState[i] = (byte) state.values[i];
-        s.removedSpeculative[i] = (byte) speculative.values[i];
-      }
+    /** The last row added needs its node looked up for this attempt. */
+    void resolveLater(TaskAttemptId id) {
+      unresolvedAt.add(key.n - 1);
+      unresolvedIds.add(id);
     }
 
-    void clear() {
-      key.clear();
-      start.clear();
-      end.clear();
-      state.clear();
-      speculative.clear();
+    int size() {
+      return key.n;
+    }
+
+    /** Rows from..size() into the scan's ended columns (input bytes unknown to the AM). */
+    void into(Scan s, int from, int nMaps) {
+      int n = key.n - from;
+      s.removed = key.copy(from);
+      s.removedNode = node.copy(from);
+      s.removedStart = start.copy(from);
+      s.removedEnd = end.copy(from);
+      s.removedTask = new int[n];
+      s.removedState = new byte[n];
+      s.removedSpeculative = new byte[n];
+      s.removedInputBytes = new double[n];
+      java.util.Arrays.fill(s.removedInputBytes, Double.NaN);
+      for (int i = 0; i < n; i++) {
+        int t = task.values[from + i];
+        s.removedTask[i] = t >= 0 ? t : nMaps - 1 - t;
+        s.removedState[i] = (byte) state.values[from + i];
+        s.removedSpeculative[i] = (byte) speculative.values[from + i];
+      }
     }
   }
 
+  /** A growable int list without boxing. */
   static final class Ints {
     int[] values = new int[16];
     int n;

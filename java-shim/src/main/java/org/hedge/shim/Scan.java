@@ -19,13 +19,20 @@ final class Scan {
   int freeSlots = -1;
   /** Only attempts changed since the last answered scan (else a full snapshot). */
   boolean delta;
-  /** Attempts that ended since the last scan (delta scans): key, start and end (relative
-   * ms, MISSING unknown), final AttemptState code, 1 if a copy. */
+  /**
+   * Ended attempts, carried by delta scans (those ended since the last scan was built) and by
+   * full snapshots (every attempt ended so far): key, task index, node index (-1 unknown),
+   * start and end (relative ms, MISSING unknown), final AttemptState code, 1 if a copy, input
+   * bytes (NaN unknown).
+   */
   int[] removed = new int[0];
+  int[] removedTask = new int[0];
+  int[] removedNode = new int[0];
   int[] removedStart = new int[0];
   int[] removedEnd = new int[0];
   byte[] removedState = new byte[0];
   byte[] removedSpeculative = new byte[0];
+  double[] removedInputBytes = new double[0];
   float[] doneMapRuntimes = new float[0];
   float[] doneReduceRuntimes = new float[0];
 

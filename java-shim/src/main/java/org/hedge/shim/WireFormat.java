@@ -10,14 +10,18 @@ import java.nio.charset.StandardCharsets;
  * docs/wire-format.md and mirrored by hedge.server.wire (little-endian, packed columns).
  */
 final class WireFormat {
-  /** 2: each ended attempt carries its start, end, final state and copy flag. */
-  static final int VERSION = 2;
+  /**
+   * 2: each ended attempt carries its start, end, final state and copy flag; 3: each ended
+   * attempt also carries its task, node and input bytes, and a full snapshot carries every
+   * attempt the job has ended.
+   */
+  static final int VERSION = 3;
   static final int MISSING = Integer.MIN_VALUE;
   static final int REQUEST_HEADER = 88;
   static final int FLAG_DELTA = 1;
   static final int RESPONSE_HEADER = 32;
   static final int ROW_BYTES = 51;
-  static final int ENDED_BYTES = 14;
+  static final int ENDED_BYTES = 30;
   static final int HELLO_BYTES = 32;
   static final int MAX_COPIES = 64;
 
@@ -70,7 +74,11 @@ final class WireFormat {
     for (float f : s.doneMapRuntimes) b.putFloat(f);
     for (float f : s.doneReduceRuntimes) b.putFloat(f);
     int e = s.removed.length;
+    b.asDoubleBuffer().put(s.removedInputBytes, 0, e);
+    b.position(b.position() + 8 * e);
     putInts(b, s.removed, e);
+    putInts(b, s.removedTask, e);
+    putInts(b, s.removedNode, e);
     putInts(b, s.removedStart, e);
     putInts(b, s.removedEnd, e);
     b.put(s.removedState, 0, e).put(s.removedSpeculative, 0, e);

@@ -84,24 +84,107 @@ class JobTrackerTest {
     assertArrayEquals(new byte[] {JobTracker.SUCCEEDED}, delta.removedState);
     assertArrayEquals(new int[] {1000}, delta.removedStart); // ms after the job start
     assertArrayEquals(new int[] {7000}, delta.removedEnd);
+    assertArrayEquals(new int[] {0}, delta.removedTask);
+    assertArrayEquals(new int[] {0}, delta.removedNode); // m1, looked up while it ran
+    assertArrayEquals(new double[] {Double.NaN}, delta.removedInputBytes); // unknown to the AM
     assertArrayEquals(new float[] {6f}, delta.doneMapRuntimes);
     assertEquals(0, delta.newNodeNames.length);
     assertEquals(2, delta.nodeBase);
 
-    // nothing new: an empty delta; then the reducer dies silently (Hadoop sends no event)
-    assertEquals(0, tracker.snapshot(19_000, 2, 1, context).rows);
+    // nothing new: an empty delta (m0 is not sent again); then the reducer dies silently
+    // (Hadoop sends no event)
+    Scan empty = tracker.snapshot(19_000, 2, 1, context);
+    assertEquals(0, empty.rows);
+    assertEquals(0, empty.removed.length);
     reducerState = TaskAttemptState.FAILED;
     Scan later = tracker.snapshot(19_000 + JobTracker.STALE_MS, 2, 1, context);
     assertArrayEquals(new int[] {2}, later.removed);
     assertArrayEquals(new byte[] {JobTracker.FAILED}, later.removedState);
     assertArrayEquals(new int[] {2000}, later.removedEnd); // no event: its last sign of life
+    assertArrayEquals(new int[] {2}, later.removedTask); // reduce 0 of a 2-map job
+    assertArrayEquals(new int[] {1}, later.removedNode); // r1
 
-    // after a failed scan everything is sent again
+    // after a failed scan everything is sent again, every attempt ended so far included
     tracker.resync();
     Scan again = tracker.snapshot(30_000, 2, 1, context);
     assertFalse(again.delta);
     assertEquals(1, again.rows);
     assertArrayEquals(new float[] {6f}, again.doneMapRuntimes);
+    assertArrayEquals(new int[] {0, 2}, again.removed);
+    assertArrayEquals(new int[] {0, 2}, again.removedTask);
+    assertArrayEquals(new int[] {0, 1}, again.removedNode);
+    assertArrayEquals(new int[] {1000, 2000}, again.removedStart);
+    assertArrayEquals(new int[] {7000, 2000}, again.removedEnd);
+    assertArrayEquals(new byte[] {JobTracker.SUCCEEDED, JobTracker.FAILED}, again.removedState);
+    assertArrayEquals(new byte[] {0, 0}, again.removedSpeculative);
+    assertArrayEquals(new double[] {Double.NaN, Double.NaN}, again.removedInputBytes);
+
+    // the delta after it carries only what ended since
+    report(m1, 31_000, 0.5f, TaskAttemptState.KILLED);
+    Scan next = tracker.snapshot(32_000, 2, 1, context);
+    assertTrue(next.delta);
+    assertArrayEquals(new int[] {1}, next.removed);
+    assertArrayEquals(new int[] {1}, next.removedTask);
+    assertArrayEquals(new byte[] {JobTracker.KILLED}, next.removedState);
+    assertEquals(0, tracker.snapshot(33_000, 2, 1, context).removed.length);
+  }
+
+  /**
+   * An attempt that starts and ends between two scans was never looked up: the next scan
+   * resolves its node (once) and names the host in the same frame.
+   */
+  @Test
+  void anAttemptStartedAndEndedBetweenScansIsSentWithItsNode() {
+    final java.util.List<TaskAttemptId> asked = new java.util.ArrayList<>();
+    JobTracker.NodeResolver counting = new JobTracker.NodeResolver() {
+      @Override
+      public String host(TaskAttemptId id) {
+        asked.add(id);
+        return context.host(id);
+      }
+
+      @Override
+      public TaskAttemptState state(TaskAttemptId id) {
+        return context.state(id);
+      }
+    };
+    tracker.started(attempt(TaskType.MAP, 0, 0), 11_000);
+    Scan full = tracker.snapshot(12_000, 1, 2, counting);
+    assertEquals("m1", new String(full.newNodeNames, java.nio.charset.StandardCharsets.UTF_8));
+    tracker.nodesAcknowledged(full);
+
+    TaskAttemptId r1 = attempt(TaskType.REDUCE, 1, 0);
+    tracker.started(r1, 13_000);
+    report(r1, 14_000, 0.1f, TaskAttemptState.FAILED);
+    asked.clear();
+    Scan delta = tracker.snapshot(15_000, 1, 2, counting);
+    assertEquals(0, delta.rows);
+    assertArrayEquals(new int[] {1}, delta.removed);
+    assertArrayEquals(new int[] {2}, delta.removedTask); // 1 map + reduce 1
+    assertArrayEquals(new int[] {1}, delta.removedNode);
+    assertEquals(1, delta.nodeBase);
+    assertEquals("r1", new String(delta.newNodeNames, java.nio.charset.StandardCharsets.UTF_8));
+    assertArrayEquals(new double[] {Double.NaN}, delta.removedInputBytes);
+    assertEquals(java.util.Collections.singletonList(r1), asked);
+    tracker.nodesAcknowledged(delta);
+
+    // resolved once, kept: a full snapshot carries the node without asking again
+    tracker.resync();
+    asked.clear();
+    Scan again = tracker.snapshot(16_000, 1, 2, counting);
+    assertArrayEquals(new int[] {1}, again.removed);
+    assertArrayEquals(new int[] {1}, again.removedNode);
+    assertEquals(0, again.newNodeNames.length);
+    assertTrue(asked.isEmpty());
+
+    // no resolver: the node is unknown
+    TaskAttemptId r0 = attempt(TaskType.REDUCE, 0, 0);
+    tracker.started(r0, 17_000);
+    report(r0, 18_000, 0.1f, TaskAttemptState.KILLED);
+    Scan blind = tracker.snapshot(19_000, 1, 2, null);
+    assertArrayEquals(new int[] {2}, blind.removed);
+    assertArrayEquals(new int[] {1}, blind.removedTask);
+    assertArrayEquals(new int[] {-1}, blind.removedNode);
   }
 
   /** A scan clears what it sent: the next change of the same attempt is in the next delta. */

@@ -3,6 +3,7 @@ package org.hedge.shim;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -47,7 +48,7 @@ class WireFormatTest {
     assertEquals(WireFormat.REQUEST_HEADER + body, b.limit());
     assertEquals('H', b.get(0));
     assertEquals(WireFormat.VERSION, b.getShort(4));
-    assertEquals(2, WireFormat.VERSION);
+    assertEquals(3, WireFormat.VERSION);
     assertEquals(7, b.getInt(8));
     assertEquals(body, b.getInt(12));
     assertEquals(1_000_060_000L, b.getLong(16));
@@ -74,6 +75,40 @@ class WireFormatTest {
     assertEquals(1, b.get(bytes + 5)); // speculative of row 1
     assertEquals(12.5f, b.getFloat(bytes + 6));
     assertEquals('h', b.get(bytes + 10));
+  }
+
+  /** Ended columns follow the run times, column after column: f64 first, then i32s, u8s. */
+  @Test
+  void endedColumnsFollowTheRunTimes() {
+    Scan s = new Scan(0);
+    s.rows = 0;
+    s.doneReduceRuntimes = new float[] {3f};
+    s.removed = new int[] {4, 5};
+    s.removedTask = new int[] {1, 6};
+    s.removedNode = new int[] {0, -1};
+    s.removedStart = new int[] {100, WireFormat.MISSING};
+    s.removedEnd = new int[] {900, 950};
+    s.removedState = new byte[] {JobTracker.SUCCEEDED, JobTracker.FAILED};
+    s.removedSpeculative = new byte[] {0, 1};
+    s.removedInputBytes = new double[] {Double.NaN, 2048.0};
+    ByteBuffer b = WireFormat.encode(s, null).order(ByteOrder.LITTLE_ENDIAN);
+    int body = 4 + 2 * WireFormat.ENDED_BYTES;
+    assertEquals(30, WireFormat.ENDED_BYTES);
+    assertEquals(WireFormat.REQUEST_HEADER + body, b.limit());
+    assertEquals(body, b.getInt(12));
+    assertEquals(2, b.getInt(80)); // ended attempts
+    int e = WireFormat.REQUEST_HEADER + 4; // after one reduce run time
+    assertTrue(Double.isNaN(b.getDouble(e)));
+    assertEquals(2048.0, b.getDouble(e + 8));
+    int ints = e + 2 * 8;
+    assertEquals(5, b.getInt(ints + 4)); // key
+    assertEquals(6, b.getInt(ints + 8 + 4)); // task
+    assertEquals(-1, b.getInt(ints + 2 * 8 + 4)); // node
+    assertEquals(100, b.getInt(ints + 3 * 8)); // start
+    assertEquals(950, b.getInt(ints + 4 * 8 + 4)); // end
+    int bytes = ints + 5 * 8;
+    assertEquals(JobTracker.FAILED, b.get(bytes + 1)); // state
+    assertEquals(1, b.get(bytes + 3)); // speculative
   }
 
   /** Every frame of wire_request_vectors.tsv, encoded from its fields, gives its bytes. */
@@ -125,10 +160,13 @@ class WireFormatTest {
     s.doneMapRuntimes = floats(f.get("doneMapRuntimes"));
     s.doneReduceRuntimes = floats(f.get("doneReduceRuntimes"));
     s.removed = ints(f.get("removed"));
+    s.removedTask = ints(f.get("removedTask"));
+    s.removedNode = ints(f.get("removedNode"));
     s.removedStart = ints(f.get("removedStart"));
     s.removedEnd = ints(f.get("removedEnd"));
     s.removedState = bytes(f.get("removedState"));
     s.removedSpeculative = bytes(f.get("removedSpeculative"));
+    s.removedInputBytes = doubles(f.get("removedInputBytes"));
     s.newNodeNames = f.get("nodes").replace('|', '\n').getBytes(StandardCharsets.UTF_8);
     return s;
   }
