@@ -239,3 +239,23 @@ def test_hedge_auto_copies_a_straggler_then_replaces_a_copy_as_slow_as_its_origi
     assert second.output == expected_output(AUTO_MAPS, records=20)
     # without a copy that wins the job cannot end before its original's 100 s of work
     assert second.seconds < WELL_BEFORE * 100, second.seconds
+
+
+def test_window_learns_every_finished_task_and_its_node_from_the_shim(
+        yarn_cluster, serve, token) -> None:
+    """window plans from the job's finished tasks and the nodes they ran on
+    (``JobFacts.finished``). It sleeps until a completion, then scans only at its windows'
+    ends, so an attempt can start and end between two of its scans: the shim sends every
+    ended attempt with its task and node (wire version 3), and the server's close line counts
+    the finished tasks it learned. Maps 1-3 end within seconds, long before the AM's last
+    scan: the server learns all three, each with its node. (Map 0 and the reduce may end
+    after the AM's last scan, and a close line cannot count those: seen 3. window copied
+    nothing here: a live AM gives it no view of the cluster's slots, see docs/trace-model.md.)"""
+    run = yarn_cluster("3.4.1").run_job(hedge_settings(serve.port, token, "window"))
+    assert run.succeeded, run.client_log[-3000:]
+    assert_no_fallback_in_am(run, serve.port, "window")
+    close = re.search(rf"event=close session=\d+ job={run.job_id} .* finished=(\d+) "
+                      r"finished_node_unknown=(\d+)", serve.log.read_text())
+    assert close, serve.log.read_text()[-3000:]
+    assert int(close[1]) >= 3 and int(close[2]) == 0, close[0]
+    assert run.output == expected_output()

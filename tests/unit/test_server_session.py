@@ -116,6 +116,14 @@ def test_policy_without_live_am_support_is_refused_with_the_reason(monkeypatch) 
         registry.open("job_5", "chronos-resume", {})
 
 
+def test_window_with_the_simulators_slot_view_is_refused_on_a_live_am() -> None:
+    registry = SessionRegistry(Limits(), cluster)
+    with pytest.raises(HedgeError, match=r"policy 'window' cannot drive a live Application"
+                                         r"Master: slots = 'cluster' plans on every slot"):
+        registry.open("job_5", "window", {"slots": "cluster"})
+    registry.open("job_6", "window", {"slots": "own"})  # the default: what an AM knows
+
+
 def test_answers_outside_the_job_are_refused() -> None:
     class Wild:
         def decide(self, snapshot):

@@ -14,7 +14,8 @@ from hedge.sim.sweep import WorkloadSource, workload_for
 WORKLOAD = WorkloadSource(synthetic="jobs=4,tasks=16,reduces=4,straggler_ratio=0.25")
 
 
-@pytest.mark.parametrize("policy", ["hadoop", "hedge-auto", "mantri", "spark", "static"])
+@pytest.mark.parametrize("policy", ["hadoop", "hedge-auto", "mantri", "spark", "static",
+                                    "window", "hete-aware"])
 def test_a_session_decides_as_the_policy_does_in_the_simulator(policy: str) -> None:
     workload = workload_for(WORKLOAD, 0)
     direct = simulate(workload, policy)
@@ -31,10 +32,7 @@ def test_a_session_knows_the_jobs_finished_tasks_as_the_simulator_does(
     """At every scan, the finished tasks a session holds (``JobFacts.finished``, the window
     policies' node history) are the simulator's: each winner's task, attempt, node, start,
     end (whole ms on the wire) and input bytes, also of the attempts that started and ended
-    between two scans (wire version 3 carries their task and node).
-
-    The decisions themselves differ: the simulator hands these policies every slot's
-    expected free time (``ClusterFacts.slot_free_at``), which no AM has."""
+    between two scans (wire version 3 carries their task and node)."""
     from hedge.server.simulated_am import SessionPolicy
 
     decide, checked = SessionPolicy.decide, []

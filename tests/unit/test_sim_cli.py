@@ -36,6 +36,15 @@ def test_simulate_prints_table_writes_json_and_report(tmp_path, capsys):
         assert png in html and (out / png).stat().st_size > 1000
 
 
+def test_a_policy_given_what_a_live_am_lacks_says_so_under_the_table(capsys):
+    code = main(["simulate", "--synthetic", SYNTH, "--policy", "hadoop,window",
+                 "--cluster", "nodes=8,slots=2", "--quiet"])
+    assert code == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and notes[0].startswith("note: window and hete-aware plan copies")
+    assert "AppContext shows no headroom" in notes[0]
+
+
 def test_same_seed_same_json(tmp_path):
     files = [tmp_path / "a.json", tmp_path / "b.json"]
     for f in files:

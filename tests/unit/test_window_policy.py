@@ -44,8 +44,10 @@ def snapshot(now, attempts, free_at, node_speed=(), completed=(10.0, 12.0), n_ma
                    completed_map_runtimes=np.array(completed))
     if input_nodes is not None:
         job.input_nodes = np.asarray(input_nodes)
-    cluster = ClusterFacts(total_slots=6, free_slots=0, node_speed=np.array(node_speed),
-                           slot_node=SLOT_NODE, slot_free_at=np.array(free_at, dtype=float))
+    free_at = np.array(free_at, dtype=float)
+    cluster = ClusterFacts(total_slots=6, free_slots=int((free_at <= now).sum()),
+                           node_speed=np.array(node_speed), slot_node=SLOT_NODE,
+                           slot_free_at=free_at)
     return Snapshot(now=now, job=job, attempts=table, cluster=cluster)
 
 
@@ -122,8 +124,26 @@ def test_own_slots_never_put_the_copy_on_the_stragglers_node():
 
 
 def test_idle_slots_are_used_at_once():
-    out = WindowPolicy().decide(snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30]))
+    # slot 1 (node 0) is idle: an AM knows one slot is free, not where (slots="own": the
+    # copy goes where the scheduler puts it); the simulator's whole-cluster view
+    # (slots="cluster") places it on node 0
+    snap = snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30])
+    out = WindowPolicy().decide(snap)
+    assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [-1]
+    out = WindowPolicy(slots="cluster").decide(snap)
     assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [0]
+
+
+def test_an_ams_window_reads_the_free_slot_count_not_the_simulators_slot_view():
+    """slots="own" plans on what a live AM has: the count of free slots and its own
+    containers, so the simulator and YARN give it the same input."""
+    snap = snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30])
+    snap.cluster.free_slots = 0  # the slot view still shows slot 1 idle
+    assert len(WindowPolicy().decide(snap).speculate_task) == 0
+    blind = snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30])
+    blind.cluster.slot_node, blind.cluster.slot_free_at = np.empty(0, int), np.empty(0)
+    out = WindowPolicy().decide(blind)  # a live AM's facts: one free slot, somewhere
+    assert out.speculate_task.tolist() == [2] and out.prefer_node.tolist() == [-1]
 
 
 def test_no_copy_when_no_slot_saves_energy():
@@ -279,18 +299,18 @@ def test_default_detector_is_rate_with_factor_1_75_and_params_override_it():
 
 
 def test_tail_recopy_gives_a_late_copy_one_more_copy():
-    # t=10: task 2's first copy goes to the idle slot on node 0 (attempt 6)
+    # t=10: task 2's first copy goes to the idle slot (attempt 6, on node 0)
     policies = [WindowPolicy(), WindowPolicy(tail_recopy=False), HeteAwarePolicy()]
     for policy in policies:
         first = policy.decide(snapshot(10.0, RUNNING, [15, 10, 20, 30, 100, 30]))
         assert first.speculate_task.tolist() == [2]
     # t=20: the original (ETD 133 s) and the copy (ETD 210 s) both run late; no task
-    # waits (the tail); slot 3 on node 1 is idle, node 1's reference (task 3) takes 40 s
+    # waits (the tail); slot 3 is idle (a node the scheduler picks: the typical 11 s)
     late = [(2, 2, R, 2, 0.0, 0.15), (2, 6, R, 0, 10.0, 0.05), (3, 3, R, 1, 0.0, 0.5),
             (4, 4, R, 0, 5.0, 0.5)]
     snap = snapshot(20.0, late, [30, 30, 30, 20, 100, 30], copies={6})
     out = [p.decide(snap) for p in policies]
-    assert out[0].speculate_task.tolist() == [2] and out[0].prefer_node.tolist() == [1]
+    assert out[0].speculate_task.tolist() == [2] and out[0].prefer_node.tolist() == [-1]
     # the first copy (ETD 210 s) ends after the original (133 s): it is killed
     assert out[0].kill_attempt.tolist() == [6]
     assert len(out[1].speculate_task) == 0 and len(out[2].speculate_task) == 0

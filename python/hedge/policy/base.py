@@ -54,6 +54,10 @@ class Policy(abc.ABC):
     # Speculative-Resume explanation).
     live_am_supported: ClassVar[bool] = True
     live_am_reason: ClassVar[str] = ""
+    # What the simulator gives this policy that hedge's shim cannot on YARN, and what the
+    # policy does there instead ("" none): ``hedge simulate`` prints it under its table, as
+    # an assumption its figures rest on.
+    live_am_gap: ClassVar[str] = ""
     # Other names a parameter is known by, e.g. a paper's symbol: ``{"alpha":
     # "progress_weight"}`` lets a job set ``hedge.adaptive.alpha`` and ``hedge simulate``
     # take ``--policy adaptive:alpha=0.3`` (hedge.policy.params).

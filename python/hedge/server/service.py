@@ -28,6 +28,8 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from hedge.errors import HedgeError
 from hedge.model import ClusterFacts
 from hedge.policy import available, create
@@ -235,12 +237,16 @@ class ControlPlaneService:
     def close(self, session_id: int) -> None:
         session = self.sessions.close(session_id)
         if session is not None:
-            ended = session.outcomes
+            ended, finished = session.outcomes, session.ended.facts()
+            # finished: the tasks whose winner (task, node, start, end) the server learned;
+            # a task that ends after the AM's last scan is not among them
             log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d "
-                     "copies_won=%d copies_lost=%d originals_lost=%d wasted_s=%.1f",
+                     "copies_won=%d copies_lost=%d originals_lost=%d wasted_s=%.1f "
+                     "finished=%d finished_node_unknown=%d",
                      session_id, session.job_id, session.scans, session.copies,
                      session.rejected, ended.copies_won, ended.copies_lost,
-                     ended.originals_lost, ended.wasted_s)
+                     ended.originals_lost, ended.wasted_s, len(finished),
+                     int(np.count_nonzero(finished.node < 0)))
 
     # --- ImKP mappings ------------------------------------------------------------------
     def mapping(self, name: str) -> bytes:

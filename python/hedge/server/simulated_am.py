@@ -22,7 +22,8 @@ started and ended between two scans, which the shim reports too. The task's othe
 end killed at the winner's end, as Hadoop kills them. For the other policies the stand-in
 guesses as before: an ended attempt whose task has no row left (running or waiting) is its
 task's winner, the others killed, each ending at the scan that no longer sees it; what those
-policies read does not depend on it (tests/unit/test_server_simulated_am.py). A winner never
+policies read does not depend on it. Every policy tested decides here as in the simulator,
+window and hete-aware included (tests/unit/test_server_simulated_am.py). A winner never
 sent as a row is reported as an original, not a copy: the snapshot does not say, and only the
 session's outcome counts (copies won and lost) read that flag, never a decision.
 """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hedge.errors import HedgeError
+from hedge.policy.base import policy_class
 from hedge.policy.limits import SpeculationSettings
 from hedge.policy.params import policy_spec
 from hedge.sim.cluster import ClusterConfig, parse_blacklist
@@ -106,8 +107,10 @@ def run_one(spec: RunSpec) -> RunSummary:
     row["tasks"] = int(workload.n_tasks)
     row["wall_seconds"] = round(result.wall_seconds, 3)
     att = result.attempts
+    gap = policy_class(name).live_am_gap  # an assumption the figures rest on
     return RunSummary(row=row, job_time=result.job_time, copy_start=att.start[att.copy],
-                      degradation=result.degradation.as_records(), notes=list(workload.notes))
+                      degradation=result.degradation.as_records(),
+                      notes=[*workload.notes, *([gap] if gap else [])])
 
 
 def run_many(specs: list[RunSpec], jobs: int = 1) -> list[RunSummary]:
