@@ -276,6 +276,45 @@ def test_snapshot_through_the_service_carries_utilisation_and_moves_the_threshol
         service.stop()
 
 
+def test_slots_are_whole_containers_per_running_node() -> None:
+    # NODES_27, 1,024 MB / 1 vcore containers: h1 fits 6 free of 8 (6,144 MB, 6 vcores
+    # free), h2 2 of 8 (2,048 MB free: memory binds); LOST and other states count nothing
+    record = parse_nodes(NODES_27, 0.0)
+    assert record.slots(1024, 1) == (16, 8)
+    # 3,000 MB containers: 2 per 8,192 MB node; free: h1 2 (6,144), h2 0 (2,048)
+    assert record.slots(3000, 1) == (4, 2)
+    # 2 vcores each: h2's 4 free vcores fit 2, its 2,048 MB only 2; h1 3 (6 vcores)
+    assert record.slots(1024, 2) == (8, 5)
+    # NODES_3X: totals from totalResource where given (m1, m4: 8 each), else used + avail
+    # (m2 4, m3 4, m5 8); free m1 7, m2 4, m3 3, m4 8, m5 4 (the NEW m6 not counted)
+    assert parse_nodes(NODES_3X, 0.0).slots(1024, 1) == (32, 26)
+    assert parse_nodes({"nodes": None}, 0.0).slots(1024, 1) == (0, 0)
+
+
+def test_a_session_whose_am_knows_no_slots_gets_them_from_the_rm(rm) -> None:
+    """hedge's shim on YARN sends no slot counts (-1): the RM's poll counts them, so window
+    has free slots to plan its copies on and hedge-auto a busy share."""
+    rm.answer(NODES_27)
+    config = ServerConfig(port=0, token=TOKEN, policy="window", resourcemanager=rm.url,
+                          rm_poll_interval=1.0, rm_container=(2048, 1))
+    service = ControlPlaneService(config)
+    service.start()
+    try:
+        for _ in range(250):
+            if service.utilisation.record is not None:
+                break
+            threading.Event().wait(0.02)
+        session = service.sessions.open("job_s", "window", {})
+        session.decide(straggler_request())  # total and free slots -1: unknown to the AM
+        cluster = session.snapshot(straggler_request(seq=2)).cluster
+        assert (cluster.total_slots, cluster.free_slots) == (8, 4)  # 2,048 MB containers
+        service.utilisation.max_age = 0.0  # stale: unknown again
+        cluster = session.snapshot(straggler_request(seq=3)).cluster
+        assert (cluster.total_slots, cluster.free_slots) == (0, 0)
+    finally:
+        service.stop()
+
+
 def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     ini = tmp_path / "hedge.ini"
     ini.write_text("[cluster]\nresourcemanager = http://rm.example:8088/\npoll_interval = 5\n"
@@ -284,6 +323,9 @@ def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     assert (config.resourcemanager, config.rm_poll_interval, config.rm_max_age) == (
         "http://rm.example:8088", 5.0, 30.0)
     assert load_settings(None)[0].resourcemanager == ""
+    assert config.rm_container == (1024, 1)  # MapReduce's default map container
+    ini.write_text("[cluster]\ncontainer_mb = 2048\ncontainer_vcores = 2\n")
+    assert load_settings(ini)[0].rm_container == (2048, 2)
     bad = {
         "resourcemanager = rm:8088": r"\[cluster\] resourcemanager = 'rm:8088': expected the "
                                      r"ResourceManager web address, http://host:port",
@@ -292,6 +334,8 @@ def test_cluster_settings_are_validated(tmp_path: Path) -> None:
         "poll_interval = soon": r"poll_interval = 'soon': expected seconds",
         "poll_interval = 20\nmax_age = 10": r"max_age = '10': expected seconds in \[20, 86400\]",
         "rm = http://rm:8088": r"\[cluster\] unknown key\(s\) \['rm'\]",
+        "container_mb = 0": r"\[cluster\] container_mb = '0': expected MB in \[1, 1e\+07\]",
+        "container_vcores = half": r"container_vcores = 'half': expected vcores",
     }
     for body, message in bad.items():
         ini.write_text(f"[cluster]\n{body}\n")
@@ -312,6 +356,7 @@ def test_serve_check_reports_the_cluster_section(tmp_path: Path, rm, capsys) -> 
     out = capsys.readouterr().out
     assert f"cluster utilisation: {rm.url}/ws/v1/cluster/nodes every 10 s, max age 60 s" in out
     assert "2 RUNNING node(s), 0 of them with measured utilisation" in out
+    assert "slots of 1024 MB and 1 vcore(s): 8 free of 16" in out
     down = f"http://127.0.0.1:{free_port()}"
     ini.write_text(f"[server]\ntoken_file = {token}\n[cluster]\nresourcemanager = {down}\n")
     assert main(["serve", "--config", str(ini), "--check"]) == 0  # a warning, not an error

@@ -259,8 +259,9 @@ class HedgeAuto(OwnStateGate, Policy):
 
     name = "hedge-auto"
     live_am_gap = ("hedge-auto weighs a copy's slot time by the cluster's busy share, from "
-                   "slot counts the simulator knows; hedge's shim on YARN sends none, so "
-                   "there it takes assumed_busy (default 0.5)")
+                   "slot counts the simulator knows; on YARN hedge serve counts them from "
+                   "the ResourceManager ([cluster] resourcemanager), without one it takes "
+                   "assumed_busy (default 0.5)")
 
     def __init__(self, cost_weight: float = 0.25, assumed_busy: float = 0.5,
                  lam: float = CALIBRATED_LAMBDA,

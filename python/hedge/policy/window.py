@@ -19,9 +19,11 @@ w must stay below the mean task duration). At the start of each window:
    reads every slot of the cluster with its node and expected free time
    (``ClusterFacts.slot_free_at``). Until 2026-11-27, ``"own"`` read the idle slots' nodes
    from that simulator-only view (synthetic workloads of ``bench_policies.py``, seed 0: mean
-   job time 0.809 and 0.510 of none's, now 0.813 and 0.512). On YARN hedge's shim sends no
-   free-slot count yet (``live_am_gap``): simulated with only its own containers, window
-   gets no copy on those workloads (mean 1.0), and the real-YARN test saw none either;
+   job time 0.809 and 0.510 of none's, now 0.813 and 0.512). On YARN hedge's shim cannot
+   send the free-slot count; ``hedge serve`` counts it from the ResourceManager when
+   ``[cluster] resourcemanager`` is set (:mod:`hedge.server.utilisation`). Without it
+   (``live_am_gap``) window has only its own containers: simulated so, it gets no copy on
+   those workloads (mean 1.0), and the MiniYARN test, whose RM serves no REST, saw none;
 3-4. give each straggler a slot of V by skyline choice with opportunistic rescheduling
    (:mod:`hedge.policy.allocation`, top k = 3), using the copy model of
    :mod:`hedge.analysis.copy_model` and the power model of :mod:`hedge.analysis.energy`;
@@ -125,10 +127,12 @@ class WindowPolicy(Policy):
     name = "window"
     reads_finished = True  # the node history (JobFacts.finished)
     live_am_gap = ("window and hete-aware plan copies on the cluster's free slots, whose "
-                   "count the simulator knows; hedge's shim on YARN sends none (a "
-                   "speculator's AppContext shows no headroom), so there they plan on the "
-                   "job's own containers only: simulated that way, the synthetic workloads "
-                   "of bench_policies.py get no copy at all")
+                   "count the simulator knows; on YARN hedge's shim cannot send it (a "
+                   "speculator's AppContext shows no headroom): hedge serve counts them from "
+                   "the ResourceManager ([cluster] resourcemanager, in containers of "
+                   "container_mb and container_vcores); without one they plan on the job's "
+                   "own containers only, and simulated that way the synthetic workloads of "
+                   "bench_policies.py get no copy at all")
     reschedule = True
     recopy = True  # default of ``tail_recopy``
 

@@ -41,8 +41,11 @@ def _check_cluster(config) -> str:
     except HedgeError as exc:
         click.echo(f"hedge: warning: resourcemanager not answering now: {exc}", err=True)
         return f"{head}: not reachable now (the server starts anyway)"
+    mb, vcores = config.rm_container
+    total, free = record.slots(mb, vcores)
     return (f"{head}: {record.running} RUNNING node(s), {record.measured} of them "
-            "with measured utilisation (others: allocation)")
+            f"with measured utilisation (others: allocation); slots of {mb} MB and {vcores} "
+            f"vcore(s): {free} free of {total}")
 
 
 def _check_metrics(config) -> str:

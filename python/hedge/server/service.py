@@ -77,6 +77,8 @@ class ServerConfig:
     resourcemanager: str = ""
     rm_poll_interval: float = 10.0  # seconds between polls
     rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
+    # (MB, vcores) of the slot the RM's capacity is counted in when an AM knows no slots
+    rm_container: tuple[int, int] = (1024, 1)
     imkp_mappings: str = ""  # directory of ImKP mapping files served by name; "" = off
     # HTTP /metrics and /health (hedge.server.endpoint); None = off
     metrics_address: tuple[str, int] | None = None
@@ -92,12 +94,15 @@ class ClusterView:
     """Cluster facts for a session's nodes: slots as the AM reports them, node levels and
     the blacklist from the node analyzer's status file when one is configured, and per-node
     CPU/memory utilisation from the ResourceManager's last good poll when one is configured
-    (:mod:`hedge.server.utilisation`; read without waiting, empty when unknown or stale)."""
+    (:mod:`hedge.server.utilisation`; read without waiting, empty when unknown or stale).
+    Where the AM knows no slots (hedge's shim on YARN), the RM's poll counts them, in
+    containers of ``container`` (MB, vcores)."""
 
     def __init__(self, nodes_status: str = "", utilisation: UtilisationPoller | None = None,
-                 ) -> None:
+                 container: tuple[int, int] = (1024, 1)) -> None:
         self._view = None
         self.utilisation = utilisation
+        self.container = container
         if nodes_status:
             from hedge.nodes.view import NodeView
             self._view = NodeView.from_status(nodes_status)
@@ -109,6 +114,9 @@ class ClusterView:
             fields = self._view.cluster_fields(nodes)
         if self.utilisation is not None:
             fields.update(self.utilisation.fields(nodes))
+            counted = self.utilisation.slots(*self.container) if total_slots <= 0 else None
+            if counted is not None:
+                total_slots, free_slots = counted
         return ClusterFacts(total_slots=max(total_slots, 0), free_slots=max(free_slots, 0),
                             **fields)
 
@@ -205,7 +213,8 @@ class ControlPlaneService:
             self.utilisation = UtilisationPoller(config.resourcemanager,
                                                  config.rm_poll_interval, config.rm_max_age)
         self.sessions = SessionRegistry(config.limits,
-                                        ClusterView(config.nodes_status, self.utilisation))
+                                        ClusterView(config.nodes_status, self.utilisation,
+                                                    config.rm_container))
         self.metrics.exported.track_sessions(lambda: len(self.sessions))
         self.endpoint = (MetricsEndpoint(config.metrics_address, self.metrics.exported.registry,
                                          self.health) if config.metrics_address else None)

@@ -16,6 +16,8 @@
     resourcemanager =              # RM web address (http://rm:8088) polled for node utilisation
     poll_interval = 10             # seconds between polls (1..3600)
     max_age = 60                   # seconds a poll stays valid (poll_interval..86400)
+    container_mb = 1024            # the slot size the RM's free capacity is counted in
+    container_vcores = 1
 
     [imkp]
     mappings =                     # directory of ImKP mapping files map tasks may fetch by
@@ -113,7 +115,8 @@ def _number(parser: configparser.ConfigParser, file: Path, section: str, key: st
     return value
 
 
-_CLUSTER_KEYS = {"resourcemanager", "poll_interval", "max_age"}
+_CLUSTER_KEYS = {"resourcemanager", "poll_interval", "max_age", "container_mb",
+                 "container_vcores"}
 
 
 def parse_resourcemanager(text: str, where: str = "resourcemanager") -> str:
@@ -133,7 +136,7 @@ def parse_resourcemanager(text: str, where: str = "resourcemanager") -> str:
 
 def _cluster_settings(parser: configparser.ConfigParser, file: Path,
                       config: ServerConfig) -> ServerConfig:
-    """The ``[cluster]`` section: ResourceManager polling for node utilisation."""
+    """The ``[cluster]`` section: ResourceManager polling for node utilisation and slots."""
     if not parser.has_section("cluster"):
         return config
     unknown = set(parser["cluster"]) - _CLUSTER_KEYS
@@ -147,7 +150,11 @@ def _cluster_settings(parser: configparser.ConfigParser, file: Path,
                        "seconds")
     max_age = _number(parser, file, "cluster", "max_age", float, max(60.0, interval),
                       interval, 86400.0, "seconds")
-    return replace(config, resourcemanager=rm, rm_poll_interval=interval, rm_max_age=max_age)
+    container_mb = _number(parser, file, "cluster", "container_mb", int, 1024, 1, 10**7, "MB")
+    container_vcores = _number(parser, file, "cluster", "container_vcores", int, 1, 1, 10**4,
+                               "vcores")
+    return replace(config, resourcemanager=rm, rm_poll_interval=interval, rm_max_age=max_age,
+                   rm_container=(container_mb, container_vcores))
 
 
 def _imkp_settings(parser: configparser.ConfigParser, file: Path,

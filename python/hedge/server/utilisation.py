@@ -28,6 +28,13 @@ Per RUNNING node (other states are skipped), fractions in [0, 1]:
       mem = usedMemoryMB / (usedMemoryMB + availMemoryMB)
       cpu = usedVirtualCores / (usedVirtualCores + availableVirtualCores)
 
+The same answer counts the cluster's **slots** for a scan whose AM does not know them (hedge's
+shim on YARN sends none: a speculator's AppContext shows no headroom): containers of
+``[cluster] container_mb`` / ``container_vcores`` (MapReduce's default map container, 1,024 MB
+and 1 vcore) that fit on each RUNNING node, whole ones per node, by its YARN resource (total)
+and by ``availMemoryMB`` / ``availableVirtualCores`` (free). The window policies plan their
+copies on the free ones, hedge-auto weighs a copy by the busy share.
+
 A node with a zero total gets NaN (unknown). Session nodes are matched by host name: the AM
 reports ``NodeId.getHost()``, which is the RM's ``nodeHostName`` and the host part of its
 ``id`` (``host:port``); both are indexed. Unknown session nodes get NaN, and an array with no
@@ -40,7 +47,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,6 +69,15 @@ class Utilisation:
     running: int  # RUNNING nodes in the answer
     measured: int  # of which fractions come from resourceUtilization
     fetched_at: float  # clock() when the answer arrived
+    # per RUNNING node: available MB, available vcores, total MB, total vcores
+    capacity: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+
+    def slots(self, container_mb: float, container_vcores: float) -> tuple[int, int]:
+        """(total, free) containers of that size, whole ones per node."""
+        c = self.capacity
+        fit = np.minimum(c[:, 0::2] // container_mb, c[:, 1::2] // container_vcores)
+        free, total = (int(v) for v in np.maximum(fit, 0).sum(axis=0))
+        return total, free
 
     def lookup(self, nodes: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(cpu, mem) aligned with ``nodes``; NaN where a name is not a RUNNING node."""
@@ -87,16 +103,25 @@ def _ratio(used: float, total: float) -> float:
     return min(max(used / total, 0.0), 1.0) if total > 0 else float("nan")
 
 
-def node_fractions(node: dict, where: str = "node") -> tuple[float, float, bool]:
-    """(cpu, mem, measured) for one node object of the Cluster Nodes API (module docstring)."""
+def node_resources(node: dict, where: str = "node") -> tuple[float, float, float, float]:
+    """(available MB, available vcores, total MB, total vcores) of one node object of the
+    Cluster Nodes API: totals from ``totalResource`` (3.x), else used + available."""
     used_mb, avail_mb = _number(node, "usedMemoryMB", where), _number(node, "availMemoryMB", where)
     used_vc = _number(node, "usedVirtualCores", where)
     avail_vc = _number(node, "availableVirtualCores", where)
     total = node.get("totalResource")
     if isinstance(total, dict):
-        total_mb, total_vc = _number(total, "memory", where), _number(total, "vCores", where)
-    else:
-        total_mb, total_vc = used_mb + avail_mb, used_vc + avail_vc
+        return avail_mb, avail_vc, _number(total, "memory", where), _number(total, "vCores",
+                                                                           where)
+    return avail_mb, avail_vc, used_mb + avail_mb, used_vc + avail_vc
+
+
+def node_fractions(node: dict, where: str = "node") -> tuple[float, float, bool]:
+    """(cpu, mem, measured) for one node object of the Cluster Nodes API (module docstring)."""
+    used_mb, avail_mb = _number(node, "usedMemoryMB", where), _number(node, "availMemoryMB", where)
+    used_vc = _number(node, "usedVirtualCores", where)
+    avail_vc = _number(node, "availableVirtualCores", where)
+    _, _, total_mb, total_vc = node_resources(node, where)
     util = node.get("resourceUtilization")
     if isinstance(util, dict):
         pmem = _number(util, "nodePhysicalMemoryMB", where)
@@ -119,6 +144,7 @@ def parse_nodes(doc: object, fetched_at: float, where: str = NODES_PATH) -> Util
     if not isinstance(listed, list):
         raise HedgeError(f"{where}: field 'nodes.node' must be a list of node objects")
     by_host: dict[str, tuple[float, float, bool]] = {}
+    capacity: list[tuple[float, float, float, float]] = []
     running = measured = 0
     for i, node in enumerate(listed):
         if not isinstance(node, dict):
@@ -126,6 +152,7 @@ def parse_nodes(doc: object, fetched_at: float, where: str = NODES_PATH) -> Util
         if node.get("state") != "RUNNING":
             continue
         fractions = node_fractions(node, f"{where}: nodes.node[{i}]")
+        capacity.append(node_resources(node, f"{where}: nodes.node[{i}]"))
         running, measured = running + 1, measured + fractions[2]
         host = str(node.get("nodeHostName") or "")
         id_host = str(node.get("id") or "").rpartition(":")[0]
@@ -134,7 +161,8 @@ def parse_nodes(doc: object, fetched_at: float, where: str = NODES_PATH) -> Util
     hosts = sorted(by_host)
     values = np.array([by_host[h][:2] for h in hosts], dtype=float).reshape(len(hosts), 2)
     return Utilisation(hosts=np.array(hosts, dtype=str), cpu=values[:, 0], mem=values[:, 1],
-                       running=running, measured=measured, fetched_at=fetched_at)
+                       running=running, measured=measured, fetched_at=fetched_at,
+                       capacity=np.array(capacity, dtype=float).reshape(len(capacity), 4))
 
 
 def _aligned(record: Utilisation, nodes: Sequence[str]) -> dict[str, np.ndarray]:
@@ -224,6 +252,13 @@ class UtilisationPoller:
             hit = memo[key] = [_aligned(record, key), True]
         hit[1] = True
         return dict(hit[0])
+
+    def slots(self, container_mb: float, container_vcores: float) -> tuple[int, int] | None:
+        """(total, free) containers of that size by the last good poll; None when unknown."""
+        record = self.record
+        if record is None or self.clock() - record.fetched_at > self.max_age:
+            return None
+        return record.slots(container_mb, container_vcores)
 
     def publish(self, record: Utilisation) -> None:
         """Make ``record`` the current poll. The node lists scanned since the previous poll
