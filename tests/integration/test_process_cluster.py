@@ -1,10 +1,10 @@
-"""The pseudo-distributed process cluster of scripts/cluster.sh: up, one job, down.
+"""The pseudo-distributed process cluster of scripts/cluster.sh: up, two jobs, down.
 
 ``up`` starts a NameNode, a DataNode, a ResourceManager, two NodeManagers, a JobHistoryServer
 and ``hedge serve``, each a process of its own; the straggler job runs with hedge's
-speculator (policy ``hadoop``): it succeeds, ``hedge serve`` opened its session and copied
-map 0, the copy won; ``history`` ranks the nodes from the JobHistoryServer; ``down`` leaves no
-process behind, by pid and by a scan of /proc for the work dir, and is idempotent. Faults: a
+speculator (policy ``hadoop``, then ``window``): it succeeds, ``hedge serve`` opened its
+session and copied map 0, the copy won; ``history`` ranks the nodes from the
+JobHistoryServer; ``down`` leaves no process behind, by pid and by a scan of /proc for the work dir, and is idempotent. Faults: a
 port taken makes ``up`` fail naming the ResourceManager and its log, and stop what it started;
 a missing Java or jar is named before anything starts.
 """
@@ -78,7 +78,8 @@ def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProce
     job, a decision copying map 0, and the copy (attempt 1) won. ``serve_log``: the cluster's
     own hedge serve unless given."""
     assert job.returncode == 0, job.stdout + job.stderr
-    summary = json.loads(next((work / "jobs").glob("sleep-*/summary.json")).read_text())
+    # the latest job's (folders are named by their start time)
+    summary = json.loads(sorted((work / "jobs").glob("sleep-*/summary.json"))[-1].read_text())
     assert summary["state"] == "SUCCEEDED"
     job_id = summary["job"]
     serve_log = (serve_log or work / "logs" / "hedge-serve.log").read_text()
@@ -109,6 +110,13 @@ def test_up_straggler_job_history_down(tmp_path: Path) -> None:
 
         job = cluster_sh(work, "sleep", "--speculation", "hadoop")
         assert_hedge_copied_the_straggler(work, job)
+
+        # window plans its copy on the free slots hedge serve counts from the RM's REST API
+        # ([cluster] resourcemanager): an AM shows a speculator none, and without them
+        # window never copied on YARN (MiniYARN's RM serves no REST: only this cluster can
+        # show it)
+        job = cluster_sh(work, "sleep", "--speculation", "window")
+        assert_hedge_copied_the_straggler(work, job, policy="window")
 
         ranked = cluster_sh(work, "history", "--json", timeout=120)
         assert ranked.returncode == 0, ranked.stderr

@@ -250,7 +250,8 @@ def test_window_learns_every_finished_task_and_its_node_from_the_shim(
     the finished tasks it learned. Maps 1-3 end within seconds, long before the AM's last
     scan: the server learns all three, each with its node. (Map 0 and the reduce may end
     after the AM's last scan, and a close line cannot count those: seen 3. window copied
-    nothing here: a live AM gives it no view of the cluster's slots, see docs/trace-model.md.)"""
+    nothing here: it plans on the free slots hedge serve counts from the RM's REST API, which
+    MiniYARN does not serve; test_process_cluster.py shows it copying on a real RM.)"""
     run = yarn_cluster("3.4.1").run_job(hedge_settings(serve.port, token, "window"))
     assert run.succeeded, run.client_log[-3000:]
     assert_no_fallback_in_am(run, serve.port, "window")

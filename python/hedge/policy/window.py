@@ -23,7 +23,9 @@ w must stay below the mean task duration). At the start of each window:
    send the free-slot count; ``hedge serve`` counts it from the ResourceManager when
    ``[cluster] resourcemanager`` is set (:mod:`hedge.server.utilisation`). Without it
    (``live_am_gap``) window has only its own containers: simulated so, it gets no copy on
-   those workloads (mean 1.0), and the MiniYARN test, whose RM serves no REST, saw none;
+   those workloads (mean 1.0), and the MiniYARN test, whose RM serves no REST, saw none; on
+   the process cluster of ``scripts/cluster.sh`` (a real RM) it copies the straggler and
+   the copy wins (tests/integration/test_process_cluster.py);
 3-4. give each straggler a slot of V by skyline choice with opportunistic rescheduling
    (:mod:`hedge.policy.allocation`, top k = 3), using the copy model of
    :mod:`hedge.analysis.copy_model` and the power model of :mod:`hedge.analysis.energy`;
