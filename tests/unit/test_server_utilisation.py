@@ -8,10 +8,12 @@ stands in for its documented ``GET /ws/v1/cluster/nodes`` (JSON as in the Hadoop
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -244,20 +246,29 @@ def test_parse_accepts_documented_shapes() -> None:
         parse_nodes([1, 2], 0.0)
 
 
-def test_snapshot_through_the_service_carries_utilisation_and_moves_the_threshold(rm) -> None:
-    # h0: mem 0.9, cpu 0.5; h1: mem 0.7, cpu 0.3 (allocation, Hadoop 2.7 style)
-    rm.answer({"nodes": {"node": [
-        node("h0", used_mb=9, avail_mb=1, used_vc=5, avail_vc=5),
-        node("h1", used_mb=7, avail_mb=3, used_vc=3, avail_vc=7)]}})
-    config = ServerConfig(port=0, token=TOKEN, policy="adaptive", resourcemanager=rm.url,
-                          rm_poll_interval=1.0)
-    service = ControlPlaneService(config)
+@contextlib.contextmanager
+def polling_service(rm: FakeRM, policy: str, **config) -> Iterator[ControlPlaneService]:  # noqa: ANN003
+    """A running control plane polling ``rm`` (every second), once its first poll is in."""
+    service = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy=policy,
+                                               resourcemanager=rm.url, rm_poll_interval=1.0,
+                                               **config))
     service.start()
     try:
         for _ in range(250):
             if service.utilisation.record is not None:
                 break
             threading.Event().wait(0.02)
+        yield service
+    finally:
+        service.stop()
+
+
+def test_snapshot_through_the_service_carries_utilisation_and_moves_the_threshold(rm) -> None:
+    # h0: mem 0.9, cpu 0.5; h1: mem 0.7, cpu 0.3 (allocation, Hadoop 2.7 style)
+    rm.answer({"nodes": {"node": [
+        node("h0", used_mb=9, avail_mb=1, used_vc=5, avail_vc=5),
+        node("h1", used_mb=7, avail_mb=3, used_vc=3, avail_vc=7)]}})
+    with polling_service(rm, "adaptive") as service:
         session = service.sessions.open("job_u", "adaptive", {})
         session.decide(straggler_request())  # nodes h0, h1
         snapshot = session.snapshot(straggler_request(seq=2))
@@ -272,8 +283,6 @@ def test_snapshot_through_the_service_carries_utilisation_and_moves_the_threshol
         unknown = session.snapshot(straggler_request(seq=3))
         assert len(unknown.cluster.cpu_util) == len(unknown.cluster.mem_util) == 0
         assert adaptive_factor(unknown) == pytest.approx(1.5 + 0.5 * 0.2)
-    finally:
-        service.stop()
 
 
 def test_slots_are_whole_containers_per_running_node() -> None:
@@ -295,15 +304,7 @@ def test_a_session_whose_am_knows_no_slots_gets_them_from_the_rm(rm) -> None:
     """hedge's shim on YARN sends no slot counts (-1): the RM's poll counts them, so window
     has free slots to plan its copies on and hedge-auto a busy share."""
     rm.answer(NODES_27)
-    config = ServerConfig(port=0, token=TOKEN, policy="window", resourcemanager=rm.url,
-                          rm_poll_interval=1.0, rm_container=(2048, 1))
-    service = ControlPlaneService(config)
-    service.start()
-    try:
-        for _ in range(250):
-            if service.utilisation.record is not None:
-                break
-            threading.Event().wait(0.02)
+    with polling_service(rm, "window", rm_container=(2048, 1)) as service:
         session = service.sessions.open("job_s", "window", {})
         session.decide(straggler_request())  # total and free slots -1: unknown to the AM
         cluster = session.snapshot(straggler_request(seq=2)).cluster
@@ -311,8 +312,6 @@ def test_a_session_whose_am_knows_no_slots_gets_them_from_the_rm(rm) -> None:
         service.utilisation.max_age = 0.0  # stale: unknown again
         cluster = session.snapshot(straggler_request(seq=3)).cluster
         assert (cluster.total_slots, cluster.free_slots) == (0, 0)
-    finally:
-        service.stop()
 
 
 def test_cluster_settings_are_validated(tmp_path: Path) -> None:
