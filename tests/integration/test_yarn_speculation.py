@@ -252,9 +252,14 @@ def test_window_learns_every_finished_task_and_its_node_from_the_shim(
     after the AM's last scan, and a close line cannot count those: seen 3. window copied
     nothing here: it plans on the free slots hedge serve counts from the RM's REST API, which
     MiniYARN does not serve; test_process_cluster.py shows it copying on a real RM.)"""
-    run = yarn_cluster("3.4.1").run_job(hedge_settings(serve.port, token, "window"))
+    # the job's map container travels with its parameters (the slot size hedge serve would
+    # count an RM's free capacity in); 1,024 MB is MapReduce's default, set here to be sent
+    settings = {**hedge_settings(serve.port, token, "window"), "mapreduce.map.memory.mb": "1024"}
+    run = yarn_cluster("3.4.1").run_job(settings)
     assert run.succeeded, run.client_log[-3000:]
     assert_no_fallback_in_am(run, serve.port, "window")
+    assert re.search(rf"event=open session=\d+ job={run.job_id} policy=window .* "
+                     r"container=1024MBx1\b", serve.log.read_text())
     close = re.search(rf"event=close session=\d+ job={run.job_id} .* finished=(\d+) "
                       r"finished_node_unknown=(\d+)", serve.log.read_text())
     assert close, serve.log.read_text()[-3000:]

@@ -13,7 +13,7 @@ from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry, parse_params, policy_params
 
 
-def cluster(nodes: list[str], total: int, free: int) -> ClusterFacts:
+def cluster(nodes: list[str], total: int, free: int, container=None) -> ClusterFacts:  # noqa: ANN001
     return ClusterFacts(total_slots=max(total, 0), free_slots=max(free, 0))
 
 

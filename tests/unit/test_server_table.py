@@ -80,7 +80,7 @@ def test_snapshot_views_are_read_only_and_the_growing_array_appends() -> None:
     assert len(grow.view()) == 0
 
 
-def cluster(nodes, total, free) -> ClusterFacts:
+def cluster(nodes, total, free, container=None) -> ClusterFacts:
     return ClusterFacts(total_slots=max(total, 0), free_slots=max(free, 0))
 
 

@@ -314,6 +314,24 @@ def test_a_session_whose_am_knows_no_slots_gets_them_from_the_rm(rm) -> None:
         assert (cluster.total_slots, cluster.free_slots) == (0, 0)
 
 
+def test_the_slots_are_counted_in_the_jobs_own_map_container(rm) -> None:
+    """The shim sends the job's mapreduce.map.memory.mb and cpu.vcores where its
+    configuration sets them; the server's [cluster] container size stands in for the rest."""
+    rm.answer(NODES_27)
+    with polling_service(rm, "window") as service:
+        for params, slots in (("mapreduce.map.memory.mb=3000\n", (4, 2)),  # NODES_27
+                              ("mapreduce.map.cpu.vcores=2\nmin.progress=0.3\n", (8, 5)),
+                              ("", (16, 8))):  # the server's 1,024 MB and 1 vcore
+            _, number, secret, *_ = service.open("job_c", "window", params).split()
+            session = service.sessions.authenticate(int(number), bytes.fromhex(secret))
+            session.decide(straggler_request())
+            cluster = session.snapshot(straggler_request(seq=2)).cluster
+            assert (cluster.total_slots, cluster.free_slots) == slots, params
+        with pytest.raises(HedgeError, match=r"mapreduce.map.memory.mb = '-1': expected a "
+                                             r"whole number > 0 \(the job's map container\)"):
+            service.open("job_c", "window", "mapreduce.map.memory.mb=-1\n")
+
+
 def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     ini = tmp_path / "hedge.ini"
     ini.write_text("[cluster]\nresourcemanager = http://rm.example:8088/\npoll_interval = 5\n"

@@ -52,6 +52,7 @@ from hedge.server.session import (
     SessionRegistry,
     parse_params,
     policy_params,
+    split_container,
 )
 from hedge.server.utilisation import UtilisationPoller
 
@@ -107,14 +108,16 @@ class ClusterView:
             from hedge.nodes.view import NodeView
             self._view = NodeView.from_status(nodes_status)
 
-    def __call__(self, nodes: list[str], total_slots: int, free_slots: int) -> ClusterFacts:
+    def __call__(self, nodes: list[str], total_slots: int, free_slots: int,
+                 container: tuple[int, int] | None = None) -> ClusterFacts:
         fields: dict[str, object] = {}
         if self._view is not None:
             self._view.refresh()
             fields = self._view.cluster_fields(nodes)
         if self.utilisation is not None:
             fields.update(self.utilisation.fields(nodes))
-            counted = self.utilisation.slots(*self.container) if total_slots <= 0 else None
+            counted = (self.utilisation.slots(*(container or self.container))
+                       if total_slots <= 0 else None)
             if counted is not None:
                 total_slots, free_slots = counted
         return ClusterFacts(total_slots=max(total_slots, 0), free_slots=max(free_slots, 0),
@@ -236,10 +239,11 @@ class ControlPlaneService:
                              f"(allowed: {', '.join(allowed)})")
         raw = dict(self.config.policy_defaults.get(name, {}))
         raw.update(parse_params(params_text))
-        session = self.sessions.open(job_id, name, policy_params(name, raw))
+        container, raw = split_container(raw, self.config.rm_container)
+        session = self.sessions.open(job_id, name, policy_params(name, raw), container)
         self.metrics.session(opened=True, policy=name)
-        log.info("event=open session=%d job=%s policy=%s params=%s", session.session_id,
-                 job_id, name, raw)
+        log.info("event=open session=%d job=%s policy=%s params=%s container=%dMBx%d",
+                 session.session_id, job_id, name, raw, *container)
         return (f"OK {session.session_id} {session.secret.hex()} {self.data_port} "
                 f"{wire.VERSION}")
 

@@ -88,6 +88,27 @@ def parse_params(text: str) -> dict[str, str]:
     return out
 
 
+# The job's map container, which the shim sends with the policy parameters where the job's
+# configuration sets it: the slot hedge serve counts a cluster's free capacity in when the AM
+# knows no slots (hedge.server.utilisation); the server's [cluster] container_mb and
+# container_vcores stand in for a missing one.
+CONTAINER_PROPERTIES = ("mapreduce.map.memory.mb", "mapreduce.map.cpu.vcores")
+
+
+def split_container(raw: Mapping[str, str], default: tuple[int, int],
+                    ) -> tuple[tuple[int, int], dict[str, str]]:
+    """(the job's map container (MB, vcores), the other entries of ``raw``)."""
+    size = list(default)
+    for i, key in enumerate(CONTAINER_PROPERTIES):
+        if key in raw:
+            text = str(raw[key]).strip()
+            if not (text.isdigit() and int(text) > 0):
+                raise HedgeError(f"{key} = {text!r}: expected a whole number > 0 (the job's "
+                                 "map container)")
+            size[i] = int(text)
+    return (size[0], size[1]), {k: v for k, v in raw.items() if k not in CONTAINER_PROPERTIES}
+
+
 def _distinct(keys: np.ndarray) -> bool:
     """True when no key repeats. Keys are dense and non-negative (checked before), so marking
     them in a boolean array of size max+1 is O(n) without the sort or hash of ``np.unique``
@@ -161,10 +182,12 @@ class Session:
     policy_name: str
     policy: Policy
     limits: Limits
-    cluster: Callable[[list[str], int, int], ClusterFacts]
+    # (nodes, total slots, free slots, the job's container (MB, vcores) or None)
+    cluster: Callable[[list[str], int, int, tuple[int, int] | None], ClusterFacts]
     # the job's mapreduce.{map,reduce}.speculative and speculative caps, as the shim sent them
     # (Hadoop's defaults for a shim that sends none): answers are cut to them before they go
     speculation: SpeculationSettings = field(default_factory=SpeculationSettings)
+    container: tuple[int, int] | None = None  # the job's map container (MB, vcores)
     nodes: list[str] = field(default_factory=list)
     # the job's live attempts as the shim last described them, updated in place by delta
     # scans; None until the first full snapshot and after any failed scan (the shim then
@@ -240,7 +263,8 @@ class Session:
             completed_reduce_runtimes=self.done_reduces.view(),
             finished=self.ended.facts(),
         )
-        cluster = self.cluster(self.nodes, request.total_slots, request.free_slots)
+        cluster = self.cluster(self.nodes, request.total_slots, request.free_slots,
+                               self.container)
         return Snapshot(now=request.now, job=job, attempts=self.table.table(), cluster=cluster)
 
     def _check_keys(self, request: ScanRequest) -> None:
@@ -410,9 +434,11 @@ class SessionRegistry:
         with self._lock:
             return len(self._sessions)
 
-    def open(self, job_id: str, policy_name: str, params: Mapping[str, object]) -> Session:
+    def open(self, job_id: str, policy_name: str, params: Mapping[str, object],
+             container: tuple[int, int] | None = None) -> Session:
         """A session for one job; ``params`` as :func:`policy_params` resolves them (the
-        job's speculation settings among them, under their Hadoop names)."""
+        job's speculation settings among them, under their Hadoop names); ``container``
+        the job's map container (MB, vcores), None: the cluster view's default."""
         speculation, own = split_settings(params)
         policy = create(policy_name, **own)
         policy.join(self.shared)
@@ -427,7 +453,8 @@ class SessionRegistry:
                 raise SessionLimitError(f"too many sessions ({self.limits.max_sessions}); job "
                                  f"{job_id} runs on Hadoop's own speculation")
             session = Session(next(self._ids), secrets.token_bytes(16), job_id, policy_name,
-                              policy, self.limits, self.cluster, speculation=speculation)
+                              policy, self.limits, self.cluster, speculation=speculation,
+                              container=container)
             self._sessions[session.session_id] = session
             return session
 

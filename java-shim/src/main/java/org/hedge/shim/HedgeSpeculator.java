@@ -106,9 +106,9 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.client = client;
     this.policy = conf.getTrimmed(HedgeConf.POLICY, "");
     this.limits = ActionLimits.of(conf);
-    // the job's speculation settings unlike Hadoop's defaults travel with the policy
-    // parameters (under their property names, which no parameter has)
-    this.policyParams = paramsOf(conf, policy) + limits.params();
+    // the job's speculation settings unlike Hadoop's defaults, and its map container, travel
+    // with the policy parameters (under their property names, which no parameter has)
+    this.policyParams = paramsOf(conf, policy) + limits.params() + containerParams(conf);
     this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
     this.scanIntervalMs = Math.max(10, conf.getLong(HedgeConf.SCAN_INTERVAL_MS,
         HedgeConf.DEFAULT_SCAN_INTERVAL_MS));
@@ -178,6 +178,22 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
       if (key.startsWith(prefix) && key.length() > prefix.length()) {
         sb.append(key.substring(prefix.length())).append('=')
             .append(conf.getTrimmed(key)).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  /**
+   * The job's map container where its configuration sets one (MB, vcores > 0), as key=value
+   * lines: a speculator sees no headroom, so hedge serve counts the cluster's free slots from
+   * the ResourceManager, in containers of this size (its own default for a missing one).
+   */
+  static String containerParams(Configuration conf) {
+    StringBuilder sb = new StringBuilder();
+    for (String key : new String[] {MRJobConfig.MAP_MEMORY_MB, MRJobConfig.MAP_CPU_VCORES}) {
+      int value = conf.getInt(key, -1);
+      if (value > 0) {
+        sb.append(key).append('=').append(value).append('\n');
       }
     }
     return sb.toString();
