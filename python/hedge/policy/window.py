@@ -131,8 +131,8 @@ class WindowPolicy(Policy):
     live_am_gap = ("window and hete-aware plan copies on the cluster's free slots, whose "
                    "count the simulator knows; on YARN hedge's shim cannot send it (a "
                    "speculator's AppContext shows no headroom): hedge serve counts them from "
-                   "the ResourceManager ([cluster] resourcemanager, in containers of "
-                   "container_mb and container_vcores); without one they plan on the job's "
+                   "the ResourceManager ([cluster] resourcemanager, in the job's map "
+                   "container); without one they plan on the job's "
                    "own containers only, and simulated that way the synthetic workloads of "
                    "bench_policies.py get no copy at all")
     reschedule = True

@@ -29,8 +29,9 @@ Per RUNNING node (other states are skipped), fractions in [0, 1]:
       cpu = usedVirtualCores / (usedVirtualCores + availableVirtualCores)
 
 The same answer counts the cluster's **slots** for a scan whose AM does not know them (hedge's
-shim on YARN sends none: a speculator's AppContext shows no headroom): containers of
-``[cluster] container_mb`` / ``container_vcores`` (MapReduce's default map container, 1,024 MB
+shim on YARN sends none: a speculator's AppContext shows no headroom): containers of the
+job's map container (the shim sends ``mapreduce.map.memory.mb`` / ``cpu.vcores`` where the job
+sets them; else ``[cluster] container_mb`` / ``container_vcores``, MapReduce's default 1,024 MB
 and 1 vcore) that fit on each RUNNING node, whole ones per node, by its YARN resource (total)
 and by ``availMemoryMB`` / ``availableVirtualCores`` (free). The window policies plan their
 copies on the free ones, hedge-auto weighs a copy by the busy share.
