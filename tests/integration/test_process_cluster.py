@@ -75,8 +75,9 @@ def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProce
                                       serve_log: Path | None = None,
                                       policy: str = "hadoop") -> None:
     """``cluster.sh sleep`` succeeded and hedge served it with ``policy``: a session for the
-    job, a decision copying map 0, and the copy (attempt 1) won. ``serve_log``: the cluster's
-    own hedge serve unless given."""
+    job, a decision copying map 0, and a copy won (attempt 1, or a later one where the policy
+    replaced a copy: window's tail recopy did in one run). ``serve_log``: the cluster's own
+    hedge serve unless given."""
     assert job.returncode == 0, job.stdout + job.stderr
     # the latest job's (folders are named by their start time)
     summary = json.loads(sorted((work / "jobs").glob("sleep-*/summary.json"))[-1].read_text())
@@ -89,9 +90,9 @@ def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProce
                  if "event=decision" in line and f"job={job_id} " in line]
     assert any(re.search(r"tasks=\[([\d,]*)\]", line)[1].split(",").count("0")
                for line in decisions), serve_log[-3000:]
-    ends = {e["attempt"][-3:]: e["status"] for e in summary["attempts"]
-            if "_m_000000_" in e["attempt"]}
-    assert ends.get("0_1") == "SUCCEEDED", summary["attempts"]
+    won = [int(e["attempt"].rsplit("_", 1)[1]) for e in summary["attempts"]
+           if "_m_000000_" in e["attempt"] and e["status"] == "SUCCEEDED"]
+    assert len(won) == 1 and won[0] >= 1, summary["attempts"]
 
 
 @pytest.mark.integration
