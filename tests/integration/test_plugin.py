@@ -64,7 +64,8 @@ def test_decisions_equal_the_policy_replayed_on_the_recorded_snapshots(server, t
     frames = sorted(record.glob("*.req"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
     assert len(frames) > 10, run.stdout[-1500:] + run.stderr[-1500:]
     # the same policy class, fresh object, fed the very same byte frames in order
-    registry = SessionRegistry(Limits(), lambda nodes, t, f: ClusterFacts(max(t, 0), max(f, 0)))
+    registry = SessionRegistry(Limits(), lambda nodes, t, f, container: ClusterFacts(
+        max(t, 0), max(f, 0)))
     session = registry.open("replay", "static", {"estimator": "jvm"})
     replayed: list[int] = []
     kinds = []
@@ -108,7 +109,8 @@ def test_limited_actions_are_identical_in_the_shim_and_replayed_in_python(server
     frames = sorted(record.glob("*.req"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
     assert len(frames) > 10, run.stdout[-1500:] + run.stderr[-1500:]
     assert "'mapreduce.job.speculative.minimum-allowed-tasks': '1'" in serve.log.read_text()
-    registry = SessionRegistry(Limits(), lambda nodes, t, f: ClusterFacts(max(t, 0), max(f, 0)))
+    registry = SessionRegistry(Limits(), lambda nodes, t, f, container: ClusterFacts(
+        max(t, 0), max(f, 0)))
     params = {"estimator": "jvm", **ONE_AT_A_TIME}
     limited = registry.open("replay", "static", policy_params("static", params))
     free = registry.open("free", "static", policy_params(

@@ -136,7 +136,7 @@ def test_every_job_of_a_simulation_shares_one_memory(monkeypatch) -> None:
 def test_every_session_of_a_server_shares_one_memory() -> None:
     from hedge.server.session import Limits, SessionRegistry
 
-    registry = SessionRegistry(Limits(), lambda nodes, t, f: None)
+    registry = SessionRegistry(Limits(), lambda nodes, t, f, container: None)
     first = registry.open("job_1", "hedge-auto", {"pool_small": True}).policy
     second = registry.open("job_2", "hedge-auto", {"pool_small": True}).policy
     assert first._memory is not None and first._memory is second._memory

@@ -53,7 +53,7 @@ def test_with_nothing_to_gain_the_oracle_copies_nothing() -> None:
 
 
 def test_hedge_serve_refuses_the_oracle() -> None:
-    registry = SessionRegistry(Limits(), lambda nodes, t, f: None)
+    registry = SessionRegistry(Limits(), lambda nodes, t, f, container: None)
     with pytest.raises(HedgeError, match="only a simulator knows"):
         registry.open("job_1", "oracle", {})
     assert create("oracle").clairvoyant and not create("hadoop").clairvoyant
