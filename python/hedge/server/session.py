@@ -290,19 +290,17 @@ class Session:
         started (after :meth:`_update_nodes`: a node may be named in this frame)."""
         if len(request.removed) == 0:
             return
-        n_tasks, task = request.n_maps + request.n_reduces, request.removed_task
-        node = request.removed_node
-        bad_task = (task < 0) | (task >= n_tasks)
-        bad_node = (node < -1) | (node >= len(self.nodes))
-        back = ((request.removed_state == _SUCCEEDED)
-                & (request.removed_end < request.removed_start))
-        for bad, what in ((bad_task, f"task {{}}, expected 0..{n_tasks - 1}"),
-                          (bad_node, f"node {{}}, expected -1..{len(self.nodes) - 1}")):
+        n_tasks, task, node = (request.n_maps + request.n_reduces, request.removed_task,
+                               request.removed_node)
+        for what, values, low, high in (("task", task, 0, n_tasks - 1),
+                                        ("node", node, -1, len(self.nodes) - 1)):
+            bad = (values < low) | (values > high)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                value = int((task if bad is bad_task else node)[i])
                 raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: "
-                                 + what.format(value))
+                                 f"{what} {int(values[i])}, expected {low}..{high}")
+        back = ((request.removed_state == _SUCCEEDED)
+                & (request.removed_end < request.removed_start))
         if back.any():
             i = int(np.flatnonzero(back)[0])
             raise HedgeError(f"job {self.job_id}: ended attempt {request.removed[i]}: end "

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hedge.model import Actions, AttemptState, AttemptTable, Snapshot
+from hedge.model import Actions, AttemptState, Snapshot
 from hedge.server import wire
 from hedge.server.session import Limits, SessionRegistry
 
@@ -43,6 +43,10 @@ if TYPE_CHECKING:  # the simulator is imported where it runs, not by hedge serve
     from hedge.sim.cluster import ClusterConfig
     from hedge.sim.results import SimResult
     from hedge.traces.workload import Workload
+
+
+# one ended attempt's wire columns: task, node, start, end, input bytes, state, copy flag
+_EndedRow = tuple[int, int, float, float, float, int, bool]
 
 
 class SessionPolicy:
@@ -78,19 +82,22 @@ class SessionPolicy:
         """The scan frame the shim would send for this snapshot."""
         a = snapshot.attempts
         live = a.take(np.flatnonzero(a.state == AttemptState.RUNNING))
-        ended = _Ended()
-        self._report_winners(snapshot, set(live.attempt.tolist()), ended)
-        self._report_others(live, set(a.task.tolist()), snapshot.now, ended)
+        running = set(live.attempt.tolist())
+        ended: dict[int, _EndedRow] = {}  # attempt key -> its ended columns, in order
+        self._report_winners(snapshot, running, ended)
+        self._report_others(running, set(a.task.tolist()), snapshot.now, ended)
         job, cluster = snapshot.job, snapshot.cluster
         new_maps = self._new_runtimes(0, job.completed_map_runtimes)
         new_reduces = self._new_runtimes(1, job.completed_reduce_runtimes)
-        for key in ended.key:
+        for key in ended:
             self.sent.pop(key, None)
         for row in range(len(live)):
             self.sent[int(live.attempt[row])] = (
                 int(live.task[row]), int(live.node[row]), float(live.start[row]),
                 float(live.input_bytes[row]), bool(live.speculative[row]))
-        n_nodes = int(max(live.node.max(initial=-1), max(ended.node, default=-1))) + 1
+        columns = [list(c) for c in zip(*ended.values(), strict=True)] or [[] for _ in range(7)]
+        task, node, start, end, input_bytes, state, copy = columns
+        n_nodes = int(max(live.node.max(initial=-1), max(node, default=-1))) + 1
         new_nodes = [f"node{i}" for i in range(self.nodes_sent, n_nodes)]
         node_base, self.nodes_sent = self.nodes_sent, max(self.nodes_sent, n_nodes)
         self.seq += 1
@@ -99,10 +106,10 @@ class SessionPolicy:
             n_reduces=job.n_reduces, deadline=job.deadline,
             completed_map_runtimes=new_maps, completed_reduce_runtimes=new_reduces,
             node_base=node_base, new_nodes=new_nodes, total_slots=cluster.total_slots,
-            free_slots=cluster.free_slots, delta=self.seq > 1, removed=ended.key,
-            removed_state=ended.state, removed_speculative=ended.speculative,
-            removed_start=ended.start, removed_end=ended.end, removed_task=ended.task,
-            removed_node=ended.node, removed_input_bytes=ended.input_bytes)
+            free_slots=cluster.free_slots, delta=self.seq > 1, removed=list(ended),
+            removed_state=state, removed_speculative=copy, removed_start=start,
+            removed_end=end, removed_task=task, removed_node=node,
+            removed_input_bytes=input_bytes)
 
     def _new_runtimes(self, task_type: int, runtimes: np.ndarray) -> list[float]:
         """The run times completed since the last scan (the shim counts every task that
@@ -111,7 +118,8 @@ class SessionPolicy:
         self.runtimes_sent[task_type].update(new)
         return list(new.elements())
 
-    def _report_winners(self, snapshot: Snapshot, running: set[int], ended: _Ended) -> None:
+    def _report_winners(self, snapshot: Snapshot, running: set[int],
+                        ended: dict[int, _EndedRow]) -> None:
         """The winners the snapshot's finished tasks name and not reported yet, and the
         other attempts sent of those tasks (killed at the winner's end)."""
         f = snapshot.job.finished
@@ -123,50 +131,25 @@ class SessionPolicy:
             self.won.add(task)
             key = int(f.attempt[i])
             copy = self.sent[key][4] if key in self.sent else False
-            ended.add(key, task, int(f.node[i]), float(f.start[i]), float(f.end[i]),
-                      float(f.input_bytes[i]), AttemptState.SUCCEEDED, copy)
+            ended[key] = (task, int(f.node[i]), float(f.start[i]), float(f.end[i]),
+                          float(f.input_bytes[i]), AttemptState.SUCCEEDED, copy)
             losers[task] = float(f.end[i])
         for key, (task, node, start, inp, copy) in self.sent.items():
-            if task in losers and key not in running and key not in ended.keys:
-                ended.add(key, task, node, start, losers[task], inp, AttemptState.KILLED, copy)
+            if task in losers and key not in running and key not in ended:
+                ended[key] = (task, node, start, losers[task], inp, AttemptState.KILLED, copy)
 
-    def _report_others(self, live: AttemptTable, tasks_with_rows: set[int], now: float,
-                       ended: _Ended) -> None:
+    def _report_others(self, running: set[int], tasks_with_rows: set[int], now: float,
+                       ended: dict[int, _EndedRow]) -> None:
         """The attempts sent before, not running now and not reported yet: one winner per
         task with no row left (when the snapshot names no winner), the others killed."""
-        running = set(live.attempt.tolist())
         for key, (task, node, start, inp, copy) in self.sent.items():
-            if key in running or key in ended.keys:
+            if key in running or key in ended:
                 continue
             winner = task not in tasks_with_rows and task not in self.won
             if winner:
                 self.won.add(task)
             state = AttemptState.SUCCEEDED if winner else AttemptState.KILLED
-            ended.add(key, task, node, start, now, inp, state, copy)
-
-
-class _Ended:
-    """The ended columns of one frame, attempt by attempt."""
-
-    def __init__(self) -> None:
-        self.key: list[int] = []
-        self.keys: set[int] = set()
-        self.task: list[int] = []
-        self.node: list[int] = []
-        self.start: list[float] = []
-        self.end: list[float] = []
-        self.input_bytes: list[float] = []
-        self.state: list[int] = []
-        self.speculative: list[bool] = []
-
-    def add(self, key: int, task: int, node: int, start: float, end: float,
-            input_bytes: float, state: int, copy: bool) -> None:
-        self.keys.add(key)
-        for column, value in ((self.key, key), (self.task, task), (self.node, node),
-                              (self.start, start), (self.end, end),
-                              (self.input_bytes, input_bytes), (self.state, state),
-                              (self.speculative, copy)):
-            column.append(value)
+            ended[key] = (task, node, start, now, inp, state, copy)
 
 
 def simulate_through_sessions(workload: Workload, policy_name: str,

@@ -101,9 +101,9 @@ class EndedLog:
         keep = new & won
         if keep.any():
             self._facts = None
-            finished["attempt"] = key
+            values = {**finished, "attempt": key}
             for name, column in self._columns.items():
-                column.extend(np.asarray(finished[name], dtype=np.float64)[keep])
+                column.extend(np.asarray(values[name], dtype=np.float64)[keep])
         return new
 
     def facts(self) -> FinishedAttempts:

@@ -239,8 +239,8 @@ class UtilisationPoller:
         An array whose every entry is unknown is left out (empty = no information), so the
         adaptive rule's mean never sees an all-NaN array.
         """
-        record = self.record  # one read: the poller may swap it concurrently
-        if record is None or self.clock() - record.fetched_at > self.max_age:
+        record = self.current()
+        if record is None:
             return {}
         table, memo = self._memo
         if table is not record or len(memo) > _MEMO_LIMIT:  # a poll is being published now
@@ -256,10 +256,15 @@ class UtilisationPoller:
 
     def slots(self, container_mb: float, container_vcores: float) -> tuple[int, int] | None:
         """(total, free) containers of that size by the last good poll; None when unknown."""
-        record = self.record
+        record = self.current()
+        return None if record is None else record.slots(container_mb, container_vcores)
+
+    def current(self) -> Utilisation | None:
+        """The last good poll, None when there is none or it is older than ``max_age``."""
+        record = self.record  # one read: the poller may swap it concurrently
         if record is None or self.clock() - record.fetched_at > self.max_age:
             return None
-        return record.slots(container_mb, container_vcores)
+        return record
 
     def publish(self, record: Utilisation) -> None:
         """Make ``record`` the current poll. The node lists scanned since the previous poll
