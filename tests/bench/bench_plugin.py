@@ -54,6 +54,15 @@ Targets: CPU per scan meets both (10 k: 0.79 + 1.05 ms, none; 100 k: 5.9 + 3.9 m
 8.8 + 13.6 ms, adaptive) except adaptive's server CPU p99 at 10 k (2.56 ms, its decision about
 1 ms of it; 2.9-3.1 ms in the later alternations, whose server p50 was 1.9-2.2 ms); wall p99
 meets neither on this loaded machine.
+
+hedge-auto's scan at 100,000 attempts (2026-11-27): its candidates were picked by sorting
+every one (numba's merge sort, 10 ms) and its residuals sorted by numba (9.5 ms, numpy's
+vectorised sort 1.3); now one pass keeps the 32 slowest and numpy sorts (bit-identical,
+``test_policy_auto_kernels``). --server-cpu, p50 / p99 ms: 10 k 2.95 / 3.18 -> 1.01 / 1.49,
+100 k 24.97 / 25.99 -> 8.23 / 9.88. Through the shim (load 1.2-1.6): wall p99 10 k 5.78 ->
+5.39 (server CPU 1.77 / 2.52), 100 k 49.98 -> 15.39 (server CPU 8.17 / 9.29); none in the
+same run 6.20 and 13.76, its CPU java 0.86 + python 1.02 at 10 k: the wall beyond the CPU is
+waiting for one of the 2 cores.
 """
 
 from __future__ import annotations

@@ -162,6 +162,21 @@ def test_candidates_are_the_numpy_candidates(seed: int) -> None:
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
+@pytest.mark.parametrize("order", ["rising", "falling", "ties"])
+@pytest.mark.parametrize("limit", [0, 1, 5])
+def test_candidates_keep_the_slowest_in_any_order(order: str, limit: int) -> None:
+    """The slowest are picked in one pass: rows in rising, falling or tied remaining time
+    give the stable sort's first ``limit``."""
+    n = 40
+    remaining = {"rising": np.arange(1.0, n + 1), "falling": np.arange(n, 0.0, -1),
+                 "ties": np.repeat([3.0, 1.0, 2.0, 3.0], n // 4)}[order]
+    task = np.arange(n)
+    args = (np.ones(n, bool), np.ones(n, np.int64), task, np.zeros(n, bool), remaining,
+            remaining, np.ones(n), np.ones(n), np.empty(0, np.int64), 1.5, 1.0, limit)
+    got, want = candidates(*args), _candidates_numpy(*args)
+    assert got[0].tolist() == want[0].tolist() and len(got[0]) == limit
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_typical_runtimes_and_check_time_are_the_numpy_ones(seed: int) -> None:
     rng = np.random.default_rng(300 + seed)
