@@ -17,7 +17,9 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -83,7 +85,8 @@ def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProce
     summary = json.loads(sorted((work / "jobs").glob("sleep-*/summary.json"))[-1].read_text())
     assert summary["state"] == "SUCCEEDED"
     job_id = summary["job"]
-    serve_log = (serve_log or work / "logs" / "hedge-serve.log").read_text()
+    log_file = serve_log or work / "logs" / "hedge-serve.log"
+    serve_log = log_file.read_text()
     assert re.search(rf"event=open session=\d+ job={job_id} policy={policy} ", serve_log), \
         serve_log[-3000:]
     decisions = [line for line in serve_log.splitlines()
@@ -93,6 +96,30 @@ def assert_hedge_copied_the_straggler(work: Path, job: subprocess.CompletedProce
     won = [int(e["attempt"].rsplit("_", 1)[1]) for e in summary["attempts"]
            if "_m_000000_" in e["attempt"] and e["status"] == "SUCCEEDED"]
     assert len(won) == 1 and won[0] >= 1, summary["attempts"]
+    assert_placement_counted(summary, job_id, won[0], log_file)
+
+
+def assert_placement_counted(summary: dict, job_id: str, winner: int, serve_log: Path) -> None:
+    """hedge serve's close line counts the job's copies placed, and those on the node of
+    another attempt of their task (MAPREDUCE-7169: the AM does not avoid it). The truth for
+    map 0, whose copy (attempt ``winner``) won: the hosts of its attempts in the job's
+    completion events (attempt 0, killed, has one when it was given a container)."""
+    host = {int(e["attempt"].rsplit("_", 1)[1]): urlparse(e["tracker"]).hostname
+            for e in summary["attempts"] if "_m_000000_" in e["attempt"] and e["tracker"]}
+    pattern = (rf"event=close session=\d+ job={job_id} .* copies_placed=(\d+) "
+               r"copies_on_original_node=(\d+)")
+    deadline = time.monotonic() + 30  # the AM closes its session as it shuts down
+    while not (close := re.search(pattern, serve_log.read_text())) and (
+            time.monotonic() < deadline):
+        time.sleep(1)
+    assert close, serve_log.read_text()[-3000:]
+    placed, on_original = int(close[1]), int(close[2])
+    assert placed >= 1, close[0]
+    if 0 in host and winner in host:
+        if host[winner] == host[0]:
+            assert on_original >= 1, (close[0], host)
+        else:
+            assert placed - on_original >= 1, (close[0], host)
 
 
 @pytest.mark.integration

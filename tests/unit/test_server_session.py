@@ -233,9 +233,11 @@ def test_ended_attempts_outside_the_job_are_refused_and_leave_nothing(
         s.decide(full_request(removed=[8, 8]))
 
 
-def full_request(removed: list[int], **ended) -> wire.ScanRequest:  # noqa: ANN003
+def full_request(removed: list[int], node_of_task_1: int = 1,
+                 **ended) -> wire.ScanRequest:  # noqa: ANN003
     """straggler_request's four maps at t = 61.5 s, naming the attempts ended so far."""
     a = straggler_request().attempts
+    a.node[1] = node_of_task_1
     data = wire.encode_request(a, seq=3, now=61.5, job_start=0.0, n_maps=4, n_reduces=0,
                                new_nodes=["h0", "h1"], removed=removed, **ended)
     return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
@@ -302,3 +304,49 @@ def test_combined_row_check_rejects_exactly_what_the_checks_one_by_one_reject() 
         outcomes.add(passes)
         assert _rows_pass(a, r, len(s.nodes), s.limits.max_rows) == passes, (trial, a)
     assert outcomes == {True, False}
+
+
+def copy_rows(task: list[int], key: list[int], node: list[int]) -> wire.ScanRequest:
+    """A delta at t = 62 s: copies (speculative rows) of the given tasks on the given nodes."""
+    n = len(task)
+    a = AttemptTable(
+        task=task, attempt=key, task_type=[0] * n, state=[1] * n, node=node,
+        start=[61.0] * n, first_progress_time=[np.nan] * n, first_progress=[0.0] * n,
+        progress=[0.0] * n, report_sent=[np.nan] * n, report_received=[np.nan] * n,
+        bytes_processed=[0.0] * n, input_bytes=[np.nan] * n, speculative=[True] * n)
+    data = wire.encode_request(a, seq=2, now=62.0, job_start=0.0, n_maps=4, n_reduces=0,
+                               node_base=2, delta=True)
+    return wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+
+
+def test_copies_on_their_originals_node_are_counted_once_each() -> None:
+    """straggler_request puts maps 0-3 on nodes 0, 1, 0, 1: a copy of map 3 on node 1 is on
+    its original's node, a copy of map 2 on node 1 is not; a copy with no node yet is not
+    counted until it has one; a copy that started and ended between scans counts from its
+    ended record; repeats (later scans, a full snapshot) count nothing."""
+    registry = SessionRegistry(Limits(), cluster)
+    s = registry.open("job_12", "static", {})
+    s.decide(straggler_request())
+    s.decide(copy_rows(task=[3, 2, 1], key=[9, 11, 13], node=[1, 1, -1]))
+    assert (s.placement.on_original_node, s.placement.elsewhere) == (1, 1)
+    s.decide(copy_rows(task=[3, 2, 1], key=[9, 11, 13], node=[1, 1, 0]))  # 13 placed: node 0
+    assert (s.placement.on_original_node, s.placement.elsewhere) == (1, 2)
+    # key 15, a copy of map 0 (node 0), ran on node 0 and won between two scans; map 0's
+    # original (key 0) is killed in the same scan
+    s.decide(delta_request(progress=0.3, removed=[15, 0], removed_state=[2, 3],
+                           removed_speculative=[True, False], removed_task=[0, 0],
+                           removed_node=[0, 0], removed_start=[61.0, 0.0],
+                           removed_end=[61.4, 61.4]))
+    assert (s.placement.on_original_node, s.placement.elsewhere) == (2, 2)
+    # a fresh session (the server restarted) learns the placement of the copy that ended
+    # from the job's history in one full snapshot; a scan it rejects counts nothing
+    fresh = registry.open("job_12", "static", {})
+    ended = {"removed_state": [2, 3], "removed_speculative": [True, False],
+             "removed_task": [0, 0], "removed_node": [0, 0], "removed_start": [61.0, 0.0],
+             "removed_end": [61.4, 61.4]}
+    with pytest.raises(HedgeError, match="field 'node'"):
+        fresh.decide(full_request(removed=[15, 0], node_of_task_1=5, **ended))
+    assert fresh.placement.placed == 0
+    fresh.decide(full_request(removed=[15, 0], **ended))
+    fresh.decide(full_request(removed=[15, 0], **ended))
+    assert (fresh.placement.placed, fresh.placement.on_original_node) == (1, 1)

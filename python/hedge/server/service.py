@@ -255,11 +255,13 @@ class ControlPlaneService:
             # a task that ends after the AM's last scan is not among them
             log.info("event=close session=%d job=%s scans=%d copies=%d rejected=%d "
                      "copies_won=%d copies_lost=%d originals_lost=%d wasted_s=%.1f "
-                     "finished=%d finished_node_unknown=%d",
+                     "finished=%d finished_node_unknown=%d copies_placed=%d "
+                     "copies_on_original_node=%d",
                      session_id, session.job_id, session.scans, session.copies,
                      session.rejected, ended.copies_won, ended.copies_lost,
                      ended.originals_lost, ended.wasted_s, len(finished),
-                     int(np.count_nonzero(finished.node < 0)))
+                     int(np.count_nonzero(finished.node < 0)), session.placement.placed,
+                     session.placement.on_original_node)
 
     # --- ImKP mappings ------------------------------------------------------------------
     def mapping(self, name: str) -> bytes:

@@ -37,6 +37,7 @@ from hedge.policy.limits import SpeculationSettings, limit
 # server's other modules
 from hedge.policy.params import policy_family, policy_params, split_settings  # noqa: F401
 from hedge.server.outcomes import Outcomes, outcomes_of
+from hedge.server.placement import CopyPlacement
 from hedge.server.table import EndedLog, GrowingArray, LiveAttempts
 from hedge.server.wire import ScanRequest
 
@@ -204,6 +205,8 @@ class Session:
     rejected: int = 0
     # what the attempts that ended came to (copies won and lost, wasted container time)
     outcomes: Outcomes = field(default_factory=Outcomes)
+    # where the AM put the copies: on their original's node or elsewhere (MAPREDUCE-7169)
+    placement: CopyPlacement = field(default_factory=CopyPlacement)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, request: ScanRequest) -> Actions:
@@ -240,6 +243,10 @@ class Session:
         # every row now passed validate_snapshot at this scan or an earlier one, and its
         # checks that depend on the scan time only loosen as time goes on (_Checked)
         snapshot.validated = True
+        # counted from a scan whose rows all passed (its ended attempts were checked first)
+        self.placement.observe(request.attempts, snapshot.attempts, request.removed,
+                               request.removed_task, request.removed_node,
+                               request.removed_speculative)
         self.checked = _Checked(request.n_maps, request.n_reduces, request.job_start,
                                 len(self.nodes), request.now)
         actions = self.policy.decide(snapshot)
