@@ -42,6 +42,15 @@ public final class HedgeConf {
   public static final long DEFAULT_SCAN_INTERVAL_MS = 1000;
   /** Apply Hadoop's mapreduce.job.speculative.* caps to the policy's copies (default true). */
   public static final String ENFORCE_CAPS = "hedge.caps.enforce";
+  /**
+   * Move a copy that launched on the NodeManager of another live attempt of its task (default
+   * false): kill it so that the AM asks for its new attempt's container on any node
+   * ({@link CopyPlacement}, which says why it is off by default).
+   */
+  public static final String PLACEMENT_MOVE = "hedge.placement.move";
+  /** At most this many moves of one task's copies; then the copy stays where it launched. */
+  public static final String PLACEMENT_MAX_MOVES = "hedge.placement.max.moves";
+  public static final int DEFAULT_PLACEMENT_MAX_MOVES = 2;
   /** Run the periodic scan thread (harnesses turn it off and call scanOnce()). */
   public static final String BACKGROUND_SCANS = "hedge.speculator.background";
   /** Directory where every request/response frame is written (debugging, replay tests). */

@@ -69,6 +69,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   // hedge.policy.limits, which the server applies too)
   private final ActionLimits limits;
   private final boolean background;
+  // moves a copy that launched on its original's NodeManager (MAPREDUCE-7169)
+  private final CopyPlacement placement;
   // hedge.debug.record.dir: where the actions applied per scan are written beside the frames
   private final File recordDir;
   private volatile boolean stopped;
@@ -115,12 +117,13 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.retryAfterSpeculateMs = conf.getLong(MRJobConfig.SPECULATIVE_RETRY_AFTER_SPECULATE,
         MRJobConfig.DEFAULT_SPECULATIVE_RETRY_AFTER_SPECULATE);
     this.background = conf.getBoolean(HedgeConf.BACKGROUND_SCANS, true);
+    this.placement = new CopyPlacement(conf);
     String record = conf.getTrimmed(HedgeConf.RECORD_DIR, "");
     this.recordDir = record.isEmpty() ? null : new File(record);
     LOG.info("hedge: speculator for " + context.getApplicationID() + ", control plane "
         + (client == null ? "none (Hadoop-default speculation)" : client.address())
         + ", policy " + (policy.isEmpty() ? "(server default)" : policy)
-        + ", estimator " + estimator.getClass().getName());
+        + ", estimator " + estimator.getClass().getName() + "; " + placement.summary());
   }
 
   /** The estimator Hadoop would build: yarn.app.mapreduce.am.job.task.estimator.class. */
@@ -229,7 +232,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     LOG.info("hedge: speculator stopped; copies " + copiesSent + " (fallback " + fallbackCopies
         + "), kills " + killsSent + " (held " + killsHeld + "); per scan: snapshot "
         + (timings[2] == 0 ? 0 : timings[0] / timings[2] / 1000) + " us, round trip "
-        + (timings[2] == 0 ? 0 : timings[1] / timings[2] / 1000) + " us");
+        + (timings[2] == 0 ? 0 : timings[1] / timings[2] / 1000) + " us; "
+        + placement.summary());
     LOG.info("hedge: scan latency ms " + scanLatency.summaryMs() + " (snapshot, encoding and "
         + "round trip per scan; tasks " + scannedTasks + ", attempt rows up to " + scannedRows
         + ")");
@@ -267,8 +271,9 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
         case ATTEMPT_START:
           TaskAttemptStatus started = event.getReportedStatus();
           estimator.enrollAttempt(started, event.getTimestamp());
-          tracker(started.id.getTaskId().getJobId(), -1).started(started.id,
-              event.getTimestamp());
+          JobTracker job = tracker(started.id.getTaskId().getJobId(), -1);
+          job.started(started.id, event.getTimestamp());
+          placeCopy(job, started.id, event.getTimestamp());
           break;
         case ATTEMPT_STATUS_UPDATE:
           statusUpdate(event.getReportedStatus(), event.getTimestamp());
@@ -288,6 +293,32 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
   @Override
   public void handleAttempt(TaskAttemptStatus status) {
     statusUpdate(status, clock.getTime());
+  }
+
+  /**
+   * A copy that launched on the NodeManager of another live attempt of its task is killed so
+   * that its task's new attempt asks for a container anywhere ({@link CopyPlacement}); that
+   * attempt stands for the copy, as after any kill the shim sends ({@link KillsAsRestarts}).
+   */
+  private void placeCopy(JobTracker job, TaskAttemptId id, long ms) {
+    JobTracker.Attempt a = placement.enabled() ? job.liveAttempt(id) : null;
+    if (a == null || !a.speculative) {
+      return;
+    }
+    Job j = context.getJob(id.getTaskId().getJobId());
+    Task task = j == null ? null : j.getTask(id.getTaskId());
+    TaskAttempt copy = task == null ? null : task.getAttempt(id);
+    if (copy == null || !placement.shouldMove(id.getTaskId(), copy.getNodeId(),
+        CopyPlacement.othersNodes(task.getAttempts().values(), id))) {
+      return;
+    }
+    LOG.info("hedge: copy " + id + " launched on " + copy.getNodeId() + ", the NodeManager of "
+        + "another attempt of its task: killed, its task's new attempt asks for any node "
+        + "(move " + placement.moves(id.getTaskId()) + ")");
+    job.copyRequested(a.task);
+    dispatch(CopyPlacement.reschedulingKill(id, "hedge: copy launched on the NodeManager of "
+        + "another attempt of its task; placed again"));
+    job.killed(a, ms);
   }
 
   private void statusUpdate(TaskAttemptStatus status, long timestamp) {

@@ -324,6 +324,11 @@ final class JobTracker {
         : state == TaskAttemptState.FAILED ? FAILED : KILLED;
   }
 
+  /** The live attempt {@code id}, null when it is not live. */
+  synchronized Attempt liveAttempt(TaskAttemptId id) {
+    return live.get(id);
+  }
+
   synchronized Attempt byKey(int key) {
     return byKey.get(key);
   }
