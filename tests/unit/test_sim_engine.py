@@ -169,6 +169,27 @@ def test_copy_on_other_node_wins_and_original_is_killed():
     assert (row["copies_launched"], row["copies_won"], row["copies_killed"]) == (1, 1, 0)
 
 
+@pytest.mark.parametrize("copies", ["apart", "stock"])
+def test_a_stock_am_may_put_a_copy_beside_its_original(copies: str) -> None:
+    """One node of three slots, tasks of 1 and 6 units: once the short one completes, the
+    long one is copied. ``apart`` has no node for the copy (its only node runs the task), so
+    none runs; ``stock`` (a stock MapReduce AM, MAPREDUCE-7169) puts it beside its original."""
+    cfg = ClusterConfig(nodes=1, slots=3, copies=copies, **EXACT)
+    a = simulate(one_job([1, 6]), "test-copy-running", cfg).attempts
+    if copies == "apart":
+        assert a.copy.tolist() == [False, False]
+    else:  # the copy of task 1 started at 1 s on node 0, beside its original, and lost
+        assert (a.task.tolist(), a.copy.tolist(), a.node.tolist()) == (
+            [0, 1, 1], [False, False, True], [0, 0, 0])
+        assert (a.start[2], a.end[2], a.outcome[2]) == (1.0, 6.0, KILLED)
+
+
+def test_copies_placement_is_checked() -> None:
+    with pytest.raises(HedgeError, match=r"cluster: copies='beside', expected 'apart' or "
+                                         r"'stock'"):
+        parse_cluster("copies=beside")
+
+
 def test_a_clone_of_a_waiting_task_waits_for_its_original_in_fifo_order():
     # Issue 16: dolly's clones at launch were placed before every original task, so a job
     # arriving behind a FIFO queue ran its clone at once while its original (and the

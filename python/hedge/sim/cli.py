@@ -11,6 +11,7 @@ import click
 from hedge.errors import HedgeError
 from hedge.policy.conf import UserSettings, user_settings
 from hedge.sim.cluster import (
+    COPIES_NOTE,
     KILLS_NOTE,
     ClusterChoice,
     choose_cluster,
@@ -234,6 +235,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     click.echo(f"workload: {what}", err=True)
     click.echo(f"cluster: {choice.describe()}", err=True)
     click.echo(f"note: {KILLS_NOTE[cluster.kills]}", err=True)
+    click.echo(f"note: {COPIES_NOTE[cluster.copies]}", err=True)
     show = not quiet and workers == 1
     specs = [RunSpec(source, p, s, cluster, deadline_factor,
                      progress=_label(i, n_runs, p, s, len(seeds)) if show else False,
@@ -247,7 +249,8 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              f"seeds: {seed_text}",
              f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
              f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
-             f"blacklist: {blacklist or 'none'}", KILLS_NOTE[cluster.kills]]
+             f"blacklist: {blacklist or 'none'}", KILLS_NOTE[cluster.kills],
+             COPIES_NOTE[cluster.copies]]
     runs = _run_all(specs, workers, Path(out) if out else None, notes)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))

@@ -30,6 +30,12 @@ Model (all times in seconds, work in "seconds on a typical idle node"):
   copy of its task in the same answer and a lone kill is held, as hedge's shim does;
   ``hedge.policy.limits`` rule 5) or ``free`` (an AM that ends an attempt and frees its slot,
   as the Mantri and Chronos papers assume).
+- ``copies``: where a copy runs. ``apart`` (the default) never on a node running its task,
+  nor on a node its policy avoids, and on the node the policy prefers when it is free: an AM
+  that places copies, as the policies ask. ``stock``: as a stock MapReduce AM places them
+  (MAPREDUCE-7169), like an original: on its input's node when that node has a free slot and
+  input sizes matter, else the least-loaded node, its original's included; the policy's
+  ``prefer_node`` and ``avoid_nodes`` are not carried out (hedge's shim cannot send them).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class ClusterConfig:
     scheduler: str = "fifo"
     power: float = 30.0
     kills: str = "restart"
+    copies: str = "apart"
 
     def __post_init__(self) -> None:
         checks = (
@@ -86,6 +93,7 @@ class ClusterConfig:
             ("scheduler", self.scheduler in ("fifo", "fair"), "'fifo' or 'fair'"),
             ("power", self.power >= 0, "watts >= 0"),
             ("kills", self.kills in ("restart", "free"), "'restart' or 'free'"),
+            ("copies", self.copies in ("apart", "stock"), "'apart' or 'stock'"),
         )
         for name, ok, expected in checks:
             if not ok:
@@ -121,6 +129,18 @@ KILLS_NOTE = {
     "free": "kills=free: a killed attempt freed its slot at once; a stock MapReduce AM cannot "
             "do that (it restarts what it kills), so on YARN hedge's shim holds a kill no copy "
             "of its task pairs with and such a policy wastes more than shown here",
+}
+
+
+COPIES_NOTE = {
+    "apart": "copies=apart: every copy ran on a node not running its task, and on the node "
+             "its policy preferred where that was free; a stock MapReduce AM places a copy "
+             "as it placed its original, on its original's node too (MAPREDUCE-7169; "
+             "--cluster copies=stock simulates that)",
+    "stock": "copies=stock: copies were placed as a stock MapReduce AM places them (their "
+             "input's node when free and input sizes are known, else the least-loaded node, "
+             "their original's included); the policies' preferred and avoided nodes were "
+             "not carried out",
 }
 
 

@@ -12,7 +12,9 @@ share goes to its originals first, each placed on its input's node when that nod
 free slot and input sizes matter, else least-loaded node first; then to its copies, in
 request order, each on a node not running that task (and not in its job's ``avoid_nodes``),
 on its ``prefer_node`` when allowed, else the least-loaded allowed node (ties: a seeded node
-order). A job's reserved slots take its copies only. Slots a share could not use (a copy
+order); with ``copies=stock`` as a stock MapReduce AM places them: on its input's node when
+that has a free slot and input sizes matter, else the least-loaded node, its original's
+included (``ClusterConfig.copies``). A job's reserved slots take its copies only. Slots a share could not use (a copy
 with no allowed node) go round again to whatever still waits, in the same order.
 Blacklisted nodes get no new container.
 
@@ -208,13 +210,16 @@ class Scheduler:
             if not allowed.any():
                 keep.append(aid)
                 continue
-            if tb.a_copy[aid]:
+            apart = cfg.copies == "apart"
+            if tb.a_copy[aid] and apart:
                 allowed[slots.slot_node[slots.live.task == task]] = False
                 allowed[[tb.a_node[a] for a in placed_aid if tb.a_task[a] == task]] = False
                 avoid = tb.j_avoid.get(int(tb.t_job[task]))
                 if avoid is not None:
                     allowed[avoid[(avoid >= 0) & (avoid < cfg.nodes)]] = False
-            prefer = int(tb.a_prefer[aid])
+            # a stock AM asks for a copy's container as for its original's: its input's node
+            prefer = int(tb.a_prefer[aid]) if apart else (
+                int(tb.t_home[task]) if tb.local_matters else -1)
             if 0 <= prefer < cfg.nodes and allowed[prefer]:
                 node = prefer
             elif allowed.any():
