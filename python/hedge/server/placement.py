@@ -40,13 +40,13 @@ class CopyPlacement:
                 ended_copy: np.ndarray) -> None:
         """Count the copies first seen with a node in this scan. ``rows``: the scan's rows;
         ``live``: the job's live attempts after the scan; the ``ended_*`` columns: the
-        attempts the scan names as ended. Only the
-        scan's own rows and ended attempts are searched for new copies (O(changed)); the
-        live table is read only when there is one."""
-        fresh = [(int(k), int(t), int(n)) for k, t, n in zip(
-            np.concatenate([rows.attempt[rows.speculative], ended_key[ended_copy]]).tolist(),
-            np.concatenate([rows.task[rows.speculative], ended_task[ended_copy]]).tolist(),
-            np.concatenate([rows.node[rows.speculative], ended_node[ended_copy]]).tolist(),
+        attempts the scan names as ended. Only the scan's own rows and ended attempts are
+        searched for new copies (O(changed)); the live table is read only when one is new."""
+        copy = rows.speculative
+        fresh = [(k, t, n) for k, t, n in zip(
+            np.concatenate([rows.attempt[copy], ended_key[ended_copy]]).tolist(),
+            np.concatenate([rows.task[copy], ended_task[ended_copy]]).tolist(),
+            np.concatenate([rows.node[copy], ended_node[ended_copy]]).tolist(),
             strict=True) if n >= 0 and k not in self._counted]
         if not fresh:
             return
