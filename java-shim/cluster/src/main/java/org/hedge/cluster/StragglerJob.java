@@ -36,7 +36,9 @@ import org.apache.hadoop.util.ToolRunner;
  * hedge.test.maps (4), hedge.test.records (10), hedge.test.record.ms (300),
  * hedge.test.straggler.task (0; -1: none), hedge.test.straggler.slowdown (20),
  * hedge.test.straggler.attempts (1: attempts 0 .. N-1 of the straggler task are slow, so with 2
- * the first copy is slow as well and only a later one runs at the normal pace).
+ * the first copy is slow as well and only a later one runs at the normal pace),
+ * hedge.test.straggler.host (unset; a host: in place of the attempts rule, every attempt of the
+ * straggler task that runs on that NodeManager host is slow, as on a bad node).
  * The summary (JSON, {@link JobSummary}) has the job's state, times, counters and every
  * attempt's end.
  */
@@ -47,6 +49,7 @@ public final class StragglerJob extends Configured implements Tool {
   static final String STRAGGLER_TASK = "hedge.test.straggler.task";
   static final String STRAGGLER_SLOWDOWN = "hedge.test.straggler.slowdown";
   static final String STRAGGLER_ATTEMPTS = "hedge.test.straggler.attempts";
+  static final String STRAGGLER_HOST = "hedge.test.straggler.host";
   /** Records emitted per input record, over KEY_SPACE keys whose counts differ. */
   static final int EMITS = 50;
   static final int KEY_SPACE = 97;
@@ -99,9 +102,13 @@ public final class StragglerJob extends Configured implements Tool {
     protected void setup(Context context) {
       Configuration conf = context.getConfiguration();
       sleepMs = conf.getLong(RECORD_MS, 300);
+      String slowHost = conf.getTrimmed(STRAGGLER_HOST, "");
+      // NM_HOST: the host of the NodeManager running this container (set by YARN)
+      boolean slow = slowHost.isEmpty()
+          ? context.getTaskAttemptID().getId() < conf.getInt(STRAGGLER_ATTEMPTS, 1)
+          : slowHost.equals(System.getenv("NM_HOST"));
       boolean straggler = context.getTaskAttemptID().getTaskID().getId()
-          == conf.getInt(STRAGGLER_TASK, 0)
-          && context.getTaskAttemptID().getId() < conf.getInt(STRAGGLER_ATTEMPTS, 1);
+          == conf.getInt(STRAGGLER_TASK, 0) && slow;
       if (straggler) {
         sleepMs *= conf.getInt(STRAGGLER_SLOWDOWN, 20);
       }
