@@ -14,8 +14,9 @@ request order, each on a node not running that task (and not in its job's ``avoi
 on its ``prefer_node`` when allowed, else the least-loaded allowed node (ties: a seeded node
 order); with ``copies=stock`` as a stock MapReduce AM places them: on its input's node when
 that has a free slot and input sizes matter, else the least-loaded node, its original's
-included (``ClusterConfig.copies``). A job's reserved slots take its copies only. Slots a share could not use (a copy
-with no allowed node) go round again to whatever still waits, in the same order.
+included (``ClusterConfig.copies``). A job's reserved slots take its copies only. Slots a
+share could not use (a copy with no allowed node) go round again to whatever still waits,
+in the same order.
 Blacklisted nodes get no new container.
 
 Until issue 16's session 31 every queued copy went first, before any job's originals; on a
@@ -198,6 +199,7 @@ class Scheduler:
         cfg, tb, slots = self.cluster, self.tb, self.slots
         busy_n, slot_busy = slots.busy_n, slots.slot_busy
         placed_aid, placed_slot = [], []
+        apart = cfg.copies == "apart"  # else a stock AM's placement (ClusterConfig.copies)
         keep = []
         for aid in tb.queue:
             task = int(tb.a_task[aid])
@@ -210,7 +212,6 @@ class Scheduler:
             if not allowed.any():
                 keep.append(aid)
                 continue
-            apart = cfg.copies == "apart"
             if tb.a_copy[aid] and apart:
                 allowed[slots.slot_node[slots.live.task == task]] = False
                 allowed[[tb.a_node[a] for a in placed_aid if tb.a_task[a] == task]] = False

@@ -67,7 +67,7 @@ final class CopyPlacement {
     if (!enabled || copyNode == null || !others.contains(copyNode)) {
       return false;
     }
-    int done = moves.containsKey(task) ? moves.get(task) : 0;
+    int done = moves.getOrDefault(task, 0);
     if (done >= maxMoves) {
       leftOnOriginalNode++;
       return false;
@@ -79,7 +79,7 @@ final class CopyPlacement {
 
   /** The moves made so far of this task's copies. */
   synchronized int moves(TaskId task) {
-    return moves.containsKey(task) ? moves.get(task) : 0;
+    return moves.getOrDefault(task, 0);
   }
 
   /** The NodeManagers of the task's other attempts that are not finished. */

@@ -86,7 +86,10 @@ class CopyPlacementTest {
     assertEquals(copy, kill.getTaskAttemptID());
   }
 
-  /** A TaskAttempt answering only its id, node and whether it finished. */
+  /**
+   * A TaskAttempt answering only its id, node and whether it finished: othersNodes must read
+   * nothing else, and any other call fails the test, naming the method.
+   */
   private static TaskAttempt attempt(TaskAttemptId id, NodeId node, boolean finished) {
     return (TaskAttempt) Proxy.newProxyInstance(TaskAttempt.class.getClassLoader(),
         new Class<?>[] {TaskAttempt.class}, (proxy, method, args) -> {
@@ -98,7 +101,8 @@ class CopyPlacementTest {
             case "isFinished":
               return finished;
             default:
-              throw new UnsupportedOperationException(method.getName());
+              throw new AssertionError("othersNodes read TaskAttempt." + method.getName()
+                  + ", which the fake does not answer");
           }
         });
   }
