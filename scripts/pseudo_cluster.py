@@ -275,7 +275,8 @@ class Cluster:
             f"token_file = {self.token}\n"
             "policy = adaptive\n"
             "[cluster]\n"
-            f"resourcemanager = {self.url('rm.web')}\n"
+            "# empty: the ResourceManager each job's AM names (this cluster's)\n"
+            "resourcemanager =\n"
             "poll_interval = 5\n"
             "[imkp]\n"
             f"mappings = {self.work / 'imkp'}\n")

@@ -4,7 +4,7 @@
 For one job of 10,000 running attempts spread over 100 / 1,000 / 10,000 nodes (the session's
 node list), a session of the ``adaptive`` policy decides the same full scan repeatedly:
 
-- baseline: ClusterView without utilisation (``[cluster] resourcemanager`` empty);
+- baseline: ClusterView without utilisation (no ResourceManager polled);
 - with utilisation: the last poll of a 10,000-node cluster (Hadoop 3.x style answer) is
   looked up for the session's nodes at every scan (ClusterView -> UtilisationPoller.fields).
 

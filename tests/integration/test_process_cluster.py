@@ -139,12 +139,18 @@ def test_up_straggler_job_history_down(tmp_path: Path) -> None:
         job = cluster_sh(work, "sleep", "--speculation", "hadoop")
         assert_hedge_copied_the_straggler(work, job)
 
-        # window plans its copy on the free slots hedge serve counts from the RM's REST API
-        # ([cluster] resourcemanager): an AM shows a speculator none, and without them
-        # window never copied on YARN (MiniYARN's RM serves no REST: only this cluster can
-        # show it)
+        # window plans its copy on the free slots hedge serve counts from the RM's REST API:
+        # an AM shows a speculator none, and without them window never copied on YARN
+        # (MiniYARN's RM serves no REST: only this cluster can show it). The cluster's
+        # hedge.ini names no RM: hedge serve polls the one the first job's AM named
         job = cluster_sh(work, "sleep", "--speculation", "window")
         assert_hedge_copied_the_straggler(work, job, policy="window")
+        serve_log = (work / "logs" / "hedge-serve.log").read_text()
+        rm_web = re.search(r"yarn.resourcemanager.webapp.address</name><value>([^<]+)<",
+                           (work / "conf" / "yarn-site.xml").read_text())[1]
+        assert serve_log.count("event=rm_from_job ") == 1, serve_log[-3000:]
+        assert re.search(rf"event=rm_from_job job=job_\S+ url=http://{re.escape(rm_web)}\n",
+                         serve_log), serve_log[-3000:]
 
         ranked = cluster_sh(work, "history", "--json", timeout=120)
         assert ranked.returncode == 0, ranked.stderr

@@ -1,7 +1,7 @@
 """Node utilisation from the ResourceManager REST API (``hedge.server.utilisation``).
 
-Mock note: no ResourceManager can run on this machine; a local ``http.server`` in a thread
-stands in for its documented ``GET /ws/v1/cluster/nodes`` (JSON as in the Hadoop 2.7 and 3.x
+Mock note: no ResourceManager runs in a unit test (test_process_cluster.py polls a real
+one); a local ``http.server`` in a thread stands in for its documented ``GET /ws/v1/cluster/nodes`` (JSON as in the Hadoop 2.7 and 3.x
 "Cluster Nodes API" docs: 2.7 has allocation fields only, >= 2.8 adds resourceUtilization,
 3.x totalResource).
 """
@@ -25,7 +25,12 @@ from hedge.detect.detectors import adaptive_factor
 from hedge.errors import HedgeError
 from hedge.server.service import ControlPlaneService, ServerConfig
 from hedge.server.settings import load_settings
-from hedge.server.utilisation import UtilisationPoller, parse_nodes
+from hedge.server.utilisation import (
+    RM_FROM_JOBS,
+    ResourceManagers,
+    UtilisationPoller,
+    parse_nodes,
+)
 from tests.unit.test_server_session import straggler_request
 
 TOKEN = "0123456789abcdef-test-token"
@@ -269,7 +274,7 @@ def test_snapshot_through_the_service_carries_utilisation_and_moves_the_threshol
         node("h0", used_mb=9, avail_mb=1, used_vc=5, avail_vc=5),
         node("h1", used_mb=7, avail_mb=3, used_vc=3, avail_vc=7)]}})
     with polling_service(rm, "adaptive") as service:
-        session = service.sessions.open("job_u", "adaptive", {})
+        session = service.sessions.open("job_u", "adaptive", {}, cluster=service.cluster_view)
         session.decide(straggler_request())  # nodes h0, h1
         snapshot = session.snapshot(straggler_request(seq=2))
         np.testing.assert_allclose(snapshot.cluster.cpu_util, [0.5, 0.3])
@@ -332,6 +337,89 @@ def test_the_slots_are_counted_in_the_jobs_own_map_container(rm) -> None:
             service.open("job_c", "window", "mapreduce.map.memory.mb=-1\n")
 
 
+def opened(service: ControlPlaneService, job_id: str, params: str):  # noqa: ANN201
+    """The session ``service.open`` gave ``job_id``."""
+    _, number, secret, *_ = service.open(job_id, "window", params).split()
+    return service.sessions.authenticate(int(number), bytes.fromhex(secret))
+
+
+def slots_seen(session, wait: bool = True) -> tuple[int, int]:  # noqa: ANN001
+    """(total, free) slots of the session's next snapshot, once its RM's first poll is in
+    (``wait``; without: at once, for a session with no RM)."""
+    for _ in range(250 if wait else 1):
+        cluster = session.snapshot(straggler_request(seq=2)).cluster
+        if cluster.total_slots:
+            break
+        threading.Event().wait(0.02)
+    return cluster.total_slots, cluster.free_slots
+
+
+def test_without_a_configured_rm_each_job_names_its_own(rm, caplog) -> None:
+    """The shim sends the RM web address of the AM's configuration: a server without
+    [cluster] resourcemanager polls it from the first job naming it, for every job naming
+    it; a job naming none gets no RM facts."""
+    caplog.set_level(logging.INFO, logger="hedge.server")
+    rm.answer(NODES_27)
+    service = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="window",
+                                               rm_poll_interval=1.0))
+    service.start()
+    try:
+        first = opened(service, "job_1", f"resourcemanager={rm.url}/\n")
+        first.decide(straggler_request())
+        assert slots_seen(first) == (16, 8)  # NODES_27 in 1,024 MB containers
+        second = opened(service, "job_2", f"resourcemanager={rm.url}\n")
+        second.decide(straggler_request())
+        assert slots_seen(second) == (16, 8)
+        assert list(service.resourcemanagers._named) == [rm.url]  # one poller for both
+        alone = opened(service, "job_3", "")
+        alone.decide(straggler_request())
+        assert slots_seen(alone, wait=False) == (0, 0)
+        with pytest.raises(HedgeError, match=r"resourcemanager \(the RM web address the job's "
+                                             r"AM names\) = 'rm:8088': expected the "
+                                             r"ResourceManager web address"):
+            service.open("job_4", "window", "resourcemanager=rm:8088\n")
+    finally:
+        service.stop()
+    log = caplog.text
+    assert log.count(f"event=rm_from_job job=job_1 url={rm.url}") == 1
+    assert "event=rm_from_job job=job_2" not in log
+    assert f"job=job_2 policy=window params={{}} container=1024MBx1 rm={rm.url}" in log
+    assert "job=job_3 policy=window params={} container=1024MBx1 rm=none" in log
+
+
+def test_a_configured_rm_wins_and_off_polls_none(rm, caplog) -> None:
+    rm.answer(NODES_27)
+    elsewhere = f"http://127.0.0.1:{free_port()}"
+    with polling_service(rm, "window") as service:
+        for job in ("job_1", "job_2"):
+            session = opened(service, job, f"resourcemanager={elsewhere}\n")
+            session.decide(straggler_request())
+            assert slots_seen(session) == (16, 8)  # the configured RM's
+    ignored = f"event=rm_from_job_ignored job=job_1 url={elsewhere} configured={rm.url}"
+    assert caplog.text.count("event=rm_from_job_ignored") == 1 and ignored in caplog.text
+    off = ControlPlaneService(ServerConfig(port=0, token=TOKEN, policy="window",
+                                           resourcemanager="off"))
+    polled = rm.requests
+    session = opened(off, "job_3", f"resourcemanager={rm.url}\n")
+    session.decide(straggler_request())
+    assert slots_seen(session, wait=False) == (0, 0)
+    assert off.resourcemanagers.for_job("job_3", rm.url) is None and rm.requests == polled
+
+
+def test_a_server_polls_a_bounded_number_of_rms_from_jobs(rm, caplog, monkeypatch) -> None:
+    monkeypatch.setattr("hedge.server.utilisation.MAX_RMS_FROM_JOBS", 1)
+    rms = ResourceManagers(RM_FROM_JOBS)
+    try:
+        assert rms.for_job("job_1", rm.url) is rms.for_job("job_2", rm.url) is not None
+        other = f"http://127.0.0.1:{free_port()}"
+        assert rms.for_job("job_3", other) is None and rms.for_job("job_4", other) is None
+    finally:
+        rms.stop()
+    assert caplog.text.count("event=rm_from_job_refused") == 1
+    assert (f"job=job_3 url={other} reason='already polling 1 ResourceManagers'"
+            in caplog.text)
+
+
 def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     ini = tmp_path / "hedge.ini"
     ini.write_text("[cluster]\nresourcemanager = http://rm.example:8088/\npoll_interval = 5\n"
@@ -339,13 +427,17 @@ def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     config, _ = load_settings(ini)
     assert (config.resourcemanager, config.rm_poll_interval, config.rm_max_age) == (
         "http://rm.example:8088", 5.0, 30.0)
-    assert load_settings(None)[0].resourcemanager == ""
+    assert load_settings(None)[0].resourcemanager == ""  # the one each job's AM names
+    ini.write_text("[cluster]\nresourcemanager = off\n")
+    assert load_settings(ini)[0].resourcemanager == "off"
     assert config.rm_container == (1024, 1)  # MapReduce's default map container
     ini.write_text("[cluster]\ncontainer_mb = 2048\ncontainer_vcores = 2\n")
     assert load_settings(ini)[0].rm_container == (2048, 2)
     bad = {
         "resourcemanager = rm:8088": r"\[cluster\] resourcemanager = 'rm:8088': expected the "
-                                     r"ResourceManager web address, http://host:port",
+                                     r"ResourceManager web address, http://host:port \(e.g. "
+                                     r"http://rm:8088\), empty \(the one each job's AM names\) "
+                                     r"or off",
         "resourcemanager = http://rm:8088/ws/v1": "resourcemanager",
         "poll_interval = 0": r"\[cluster\] poll_interval = '0': expected seconds in \[1, 3600\]",
         "poll_interval = soon": r"poll_interval = 'soon': expected seconds",
@@ -366,6 +458,10 @@ def test_serve_check_reports_the_cluster_section(tmp_path: Path, rm, capsys) -> 
     token.chmod(0o600)
     ini = tmp_path / "hedge.ini"
     ini.write_text(f"[server]\ntoken_file = {token}\n")
+    assert main(["serve", "--config", str(ini), "--check"]) == 0
+    assert ("cluster utilisation: from the ResourceManager each job's AM names"
+            in capsys.readouterr().out)
+    ini.write_text(f"[server]\ntoken_file = {token}\n[cluster]\nresourcemanager = off\n")
     assert main(["serve", "--config", str(ini), "--check"]) == 0
     assert "cluster utilisation: off" in capsys.readouterr().out
     ini.write_text(f"[server]\ntoken_file = {token}\n[cluster]\nresourcemanager = {rm.url}\n")

@@ -260,7 +260,8 @@ class HedgeAuto(OwnStateGate, Policy):
     name = "hedge-auto"
     live_am_gap = ("hedge-auto weighs a copy's slot time by the cluster's busy share, from "
                    "slot counts the simulator knows; on YARN hedge serve counts them from "
-                   "the ResourceManager ([cluster] resourcemanager), without one it takes "
+                   "the ResourceManager the job's AM names (or [cluster] resourcemanager), "
+                   "without one that answers it takes "
                    "assumed_busy (default 0.5)")
 
     def __init__(self, cost_weight: float = 0.25, assumed_busy: float = 0.5,

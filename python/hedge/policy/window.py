@@ -20,9 +20,9 @@ w must stay below the mean task duration). At the start of each window:
    (``ClusterFacts.slot_free_at``). Until 2026-11-27, ``"own"`` read the idle slots' nodes
    from that simulator-only view (synthetic workloads of ``bench_policies.py``, seed 0: mean
    job time 0.809 and 0.510 of none's, now 0.813 and 0.512). On YARN hedge's shim cannot
-   send the free-slot count; ``hedge serve`` counts it from the ResourceManager when
-   ``[cluster] resourcemanager`` is set (:mod:`hedge.server.utilisation`). Without it
-   (``live_am_gap``) window has only its own containers: simulated so, it gets no copy on
+   send the free-slot count; ``hedge serve`` counts it from the ResourceManager the job's AM
+   names, or the one ``[cluster] resourcemanager`` names (:mod:`hedge.server.utilisation`).
+   Without an RM that answers (``live_am_gap``) window has only its own containers: simulated so, it gets no copy on
    those workloads (mean 1.0), and the MiniYARN test, whose RM serves no REST, saw none; on
    the process cluster of ``scripts/cluster.sh`` (a real RM) it copies the straggler and
    the copy wins (tests/integration/test_process_cluster.py);
@@ -131,8 +131,9 @@ class WindowPolicy(Policy):
     live_am_gap = ("window and hete-aware plan copies on the cluster's free slots, whose "
                    "count the simulator knows; on YARN hedge's shim cannot send it (a "
                    "speculator's AppContext shows no headroom): hedge serve counts them from "
-                   "the ResourceManager ([cluster] resourcemanager, in the job's map "
-                   "container); without one they plan on the job's "
+                   "the ResourceManager the job's AM names (or [cluster] resourcemanager), "
+                   "in the job's map container; without one that answers they plan on the "
+                   "job's "
                    "own containers only, and simulated that way the synthetic workloads of "
                    "bench_policies.py get no copy at all")
     reschedule = True

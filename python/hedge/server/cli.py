@@ -28,9 +28,13 @@ def _check_cluster(config) -> str:
     An unreachable RM is a warning, not an error: the server runs without utilisation (the
     adaptive rule's resource term then counts as 0) until the RM answers.
     """
-    if not config.resourcemanager:
-        return "cluster utilisation: off (no [cluster] resourcemanager)"
-    from hedge.server.utilisation import UtilisationPoller
+    from hedge.server.utilisation import RM_FROM_JOBS, RM_OFF, UtilisationPoller
+
+    if config.resourcemanager == RM_OFF:
+        return "cluster utilisation: off ([cluster] resourcemanager = off)"
+    if config.resourcemanager == RM_FROM_JOBS:
+        return ("cluster utilisation: from the ResourceManager each job's AM names (no "
+                "[cluster] resourcemanager), polled once a job names it")
 
     poller = UtilisationPoller(config.resourcemanager, config.rm_poll_interval,
                                config.rm_max_age)

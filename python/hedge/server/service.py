@@ -20,6 +20,7 @@ rejection for that scan (the AM falls back for it) and never touches other sessi
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import logging
 import socket
@@ -53,8 +54,9 @@ from hedge.server.session import (
     parse_params,
     policy_params,
     split_container,
+    split_resourcemanager,
 )
-from hedge.server.utilisation import UtilisationPoller
+from hedge.server.utilisation import RM_FROM_JOBS, ResourceManagers, UtilisationPoller
 
 log = logging.getLogger("hedge.server")
 
@@ -74,8 +76,9 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     metrics_interval: float = 60.0
     nodes_status: str = ""  # JSON status of `hedge nodes watch` (node levels, blacklist)
-    # ResourceManager web address (http://rm:8088) polled for node utilisation; "" = off
-    resourcemanager: str = ""
+    # ResourceManager web address (http://rm:8088) polled for node utilisation and free
+    # slots; "" = the one each job's AM names, "off" = none (hedge.server.utilisation)
+    resourcemanager: str = RM_FROM_JOBS
     rm_poll_interval: float = 10.0  # seconds between polls
     rm_max_age: float = 60.0  # seconds after which the last good poll counts as unknown
     # (MB, vcores) of the slot the RM's capacity is counted in when an AM knows no slots
@@ -107,6 +110,14 @@ class ClusterView:
         if nodes_status:
             from hedge.nodes.view import NodeView
             self._view = NodeView.from_status(nodes_status)
+
+    def polling(self, utilisation: UtilisationPoller | None) -> ClusterView:
+        """This view with ``utilisation`` as its ResourceManager (one job's)."""
+        if utilisation is self.utilisation:
+            return self
+        view = copy.copy(self)  # shares the node view: one status file read for all jobs
+        view.utilisation = utilisation
+        return view
 
     def __call__(self, nodes: list[str], total_slots: int, free_slots: int,
                  container: tuple[int, int] | None = None) -> ClusterFacts:
@@ -211,13 +222,12 @@ class ControlPlaneService:
                              "holds the shared secret)")
         self.config = config
         self.metrics = Metrics()
-        self.utilisation = None
-        if config.resourcemanager:
-            self.utilisation = UtilisationPoller(config.resourcemanager,
+        self.resourcemanagers = ResourceManagers(config.resourcemanager,
                                                  config.rm_poll_interval, config.rm_max_age)
-        self.sessions = SessionRegistry(config.limits,
-                                        ClusterView(config.nodes_status, self.utilisation,
-                                                    config.rm_container))
+        self.utilisation = self.resourcemanagers.configured
+        self.cluster_view = ClusterView(config.nodes_status, self.utilisation,
+                                        config.rm_container)
+        self.sessions = SessionRegistry(config.limits, self.cluster_view)
         self.metrics.exported.track_sessions(lambda: len(self.sessions))
         self.endpoint = (MetricsEndpoint(config.metrics_address, self.metrics.exported.registry,
                                          self.health) if config.metrics_address else None)
@@ -240,10 +250,14 @@ class ControlPlaneService:
         raw = dict(self.config.policy_defaults.get(name, {}))
         raw.update(parse_params(params_text))
         container, raw = split_container(raw, self.config.rm_container)
-        session = self.sessions.open(job_id, name, policy_params(name, raw), container)
+        address, raw = split_resourcemanager(raw)
+        rm = self.resourcemanagers.for_job(job_id, address)
+        session = self.sessions.open(job_id, name, policy_params(name, raw), container,
+                                     cluster=self.cluster_view.polling(rm))
         self.metrics.session(opened=True, policy=name)
-        log.info("event=open session=%d job=%s policy=%s params=%s container=%dMBx%d",
-                 session.session_id, job_id, name, raw, *container)
+        log.info("event=open session=%d job=%s policy=%s params=%s container=%dMBx%d rm=%s",
+                 session.session_id, job_id, name, raw, *container,
+                 rm.address if rm is not None else "none")
         return (f"OK {session.session_id} {session.secret.hex()} {self.data_port} "
                 f"{wire.VERSION}")
 
@@ -400,8 +414,7 @@ class ControlPlaneService:
             python_server_entry_point=EntryPoint(self),
         )
         self._spawn(self._housekeeping, "hedge-metrics")
-        if self.utilisation is not None:
-            self.utilisation.start()  # its own thread: a scan never waits for the RM
+        self.resourcemanagers.start()  # own threads: a scan never waits for an RM
         # Everything imported so far lives for the whole process: keep it out of the cyclic
         # collector's scans, which otherwise add multi-millisecond pauses to random decisions.
         gc.freeze()
@@ -448,8 +461,7 @@ class ControlPlaneService:
         gc.enable()
         if self.endpoint is not None:
             self.endpoint.stop()
-        if self.utilisation is not None:
-            self.utilisation.stop()
+        self.resourcemanagers.stop()
         if self._data is not None:
             self._data.shutdown()
             self._data.server_close()

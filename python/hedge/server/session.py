@@ -39,6 +39,7 @@ from hedge.policy.params import policy_family, policy_params, split_settings  # 
 from hedge.server.outcomes import Outcomes, outcomes_of
 from hedge.server.placement import CopyPlacement
 from hedge.server.table import EndedLog, GrowingArray, LiveAttempts
+from hedge.server.utilisation import parse_resourcemanager
 from hedge.server.wire import ScanRequest
 
 _NO_CLUSTER = ClusterFacts(total_slots=0, free_slots=0)
@@ -108,6 +109,21 @@ def split_container(raw: Mapping[str, str], default: tuple[int, int],
                                  "map container)")
             size[i] = int(text)
     return (size[0], size[1]), {k: v for k, v in raw.items() if k not in CONTAINER_PROPERTIES}
+
+
+# The ResourceManager web address the job's AM configuration names, which the shim sends
+# with the policy parameters: the RM hedge serve counts the job's free slots and node
+# utilisation from when [cluster] resourcemanager names none (hedge.server.utilisation).
+RESOURCEMANAGER_PARAM = "resourcemanager"
+
+
+def split_resourcemanager(raw: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """(the RM web address the job's AM named, "" for none; the other entries of ``raw``)."""
+    address = str(raw.get(RESOURCEMANAGER_PARAM, "")).strip()
+    if address:
+        address = parse_resourcemanager(
+            address, f"{RESOURCEMANAGER_PARAM} (the RM web address the job's AM names)")
+    return address, {k: v for k, v in raw.items() if k != RESOURCEMANAGER_PARAM}
 
 
 def _distinct(keys: np.ndarray) -> bool:
@@ -440,10 +456,13 @@ class SessionRegistry:
             return len(self._sessions)
 
     def open(self, job_id: str, policy_name: str, params: Mapping[str, object],
-             container: tuple[int, int] | None = None) -> Session:
+             container: tuple[int, int] | None = None,
+             cluster: Callable[[list[str], int, int, tuple[int, int] | None], ClusterFacts]
+             | None = None) -> Session:
         """A session for one job; ``params`` as :func:`policy_params` resolves them (the
         job's speculation settings among them, under their Hadoop names); ``container``
-        the job's map container (MB, vcores), None: the cluster view's default."""
+        the job's map container (MB, vcores), None: the cluster view's default; ``cluster``
+        the job's own cluster view (its ResourceManager's), None: the registry's."""
         speculation, own = split_settings(params)
         policy = create(policy_name, **own)
         policy.join(self.shared)
@@ -458,7 +477,8 @@ class SessionRegistry:
                 raise SessionLimitError(f"too many sessions ({self.limits.max_sessions}); job "
                                  f"{job_id} runs on Hadoop's own speculation")
             session = Session(next(self._ids), secrets.token_bytes(16), job_id, policy_name,
-                              policy, self.limits, self.cluster, speculation=speculation,
+                              policy, self.limits, cluster or self.cluster,
+                              speculation=speculation,
                               container=container)
             self._sessions[session.session_id] = session
             return session

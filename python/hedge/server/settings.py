@@ -14,6 +14,7 @@
 
     [cluster]
     resourcemanager =              # RM web address (http://rm:8088) polled for node utilisation
+                                   # and free slots; empty: the one each job's AM names; off
     poll_interval = 10             # seconds between polls (1..3600)
     max_age = 60                   # seconds a poll stays valid (poll_interval..86400)
     container_mb = 1024            # the slot size the RM's free capacity is counted in
@@ -47,7 +48,6 @@ import os
 import stat
 from dataclasses import replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from hedge.errors import HedgeError
 from hedge.policy import available
@@ -55,6 +55,7 @@ from hedge.server.connections import server_tls_context
 from hedge.server.mappings import check_directory
 from hedge.server.service import ServerConfig
 from hedge.server.session import Limits, policy_params
+from hedge.server.utilisation import RM_FROM_JOBS, RM_OFF, parse_resourcemanager
 
 _SERVER_KEYS = {"address", "data_port", "token_file", "policy", "allowed_policies",
                 "metrics_interval", "nodes_status", "metrics_address", "tls_cert", "tls_key"}
@@ -119,21 +120,6 @@ _CLUSTER_KEYS = {"resourcemanager", "poll_interval", "max_age", "container_mb",
                  "container_vcores"}
 
 
-def parse_resourcemanager(text: str, where: str = "resourcemanager") -> str:
-    """``http(s)://host[:port]`` (no path, query or credentials) -> the same, normalised."""
-    text = text.strip().rstrip("/")
-    try:
-        parts = urlsplit(text)
-        port_ok = parts.port is None or 0 < parts.port < 65536
-    except ValueError:
-        parts, port_ok = None, False
-    if (parts is None or not port_ok or parts.scheme not in ("http", "https")
-            or not parts.hostname or parts.path or parts.query or parts.username):
-        raise HedgeError(f"{where} = {text!r}: expected the ResourceManager web address, "
-                         "http://host:port (e.g. http://rm:8088), or empty for off")
-    return text
-
-
 def _cluster_settings(parser: configparser.ConfigParser, file: Path,
                       config: ServerConfig) -> ServerConfig:
     """The ``[cluster]`` section: ResourceManager polling for node utilisation and slots."""
@@ -143,9 +129,10 @@ def _cluster_settings(parser: configparser.ConfigParser, file: Path,
     if unknown:
         raise HedgeError(f"{file}: [cluster] unknown key(s) {sorted(unknown)}, expected "
                          f"{sorted(_CLUSTER_KEYS)}")
-    rm = parser["cluster"].get("resourcemanager", "").strip()
-    if rm:
-        rm = parse_resourcemanager(rm, f"{file}: [cluster] resourcemanager")
+    rm = parser["cluster"].get("resourcemanager", RM_FROM_JOBS).strip()
+    if rm not in (RM_FROM_JOBS, RM_OFF):
+        rm = parse_resourcemanager(rm, f"{file}: [cluster] resourcemanager",
+                                   ", empty (the one each job's AM names) or off")
     interval = _number(parser, file, "cluster", "poll_interval", float, 10.0, 1.0, 3600.0,
                        "seconds")
     max_age = _number(parser, file, "cluster", "max_age", float, max(60.0, interval),

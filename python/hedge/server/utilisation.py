@@ -49,6 +49,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -57,6 +58,12 @@ from hedge.errors import HedgeError
 log = logging.getLogger("hedge.server")
 
 NODES_PATH = "/ws/v1/cluster/nodes"
+# [cluster] resourcemanager's two words: poll the ResourceManager each job's AM names (the
+# default, empty), or none at all
+RM_FROM_JOBS, RM_OFF = "", "off"
+# ResourceManagers polled for jobs at most: one cluster has one (an HA pair's AMs name the
+# same first RM id); more means the server is shared by clusters, or AMs are misconfigured
+MAX_RMS_FROM_JOBS = 8
 _MEMO_LIMIT = 4096  # node lists remembered per poll (one per live session, normally)
 
 
@@ -92,6 +99,22 @@ class Utilisation:
         mem = np.where(found, self.mem[pos], np.nan)
         return cpu, mem
 
+
+def parse_resourcemanager(text: str, where: str = "resourcemanager", alternatives: str = "",
+                          ) -> str:
+    """``http(s)://host[:port]`` (no path, query or credentials) -> the same, normalised;
+    ``alternatives`` names what else the caller accepts, for the error message."""
+    text = text.strip().rstrip("/")
+    try:
+        parts = urlsplit(text)
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        parts, port_ok = None, False
+    if (parts is None or not port_ok or parts.scheme not in ("http", "https")
+            or not parts.hostname or parts.path or parts.query or parts.username):
+        raise HedgeError(f"{where} = {text!r}: expected the ResourceManager web address, "
+                         f"http://host:port (e.g. http://rm:8088){alternatives}")
+    return text
 
 def _number(node: dict, key: str, where: str) -> float:
     value = node.get(key, 0)
@@ -188,7 +211,8 @@ class UtilisationPoller:
     def __init__(self, resourcemanager: str, poll_interval: float = 10.0, max_age: float = 60.0,
                  timeout: float | None = None, clock: Callable[[], float] = time.monotonic,
                  ) -> None:
-        self.url = resourcemanager.rstrip("/") + NODES_PATH
+        self.address = resourcemanager.rstrip("/")
+        self.url = self.address + NODES_PATH
         self.poll_interval = poll_interval
         self.max_age = max_age
         self.timeout = min(3.0, poll_interval) if timeout is None else timeout
@@ -291,3 +315,66 @@ class UtilisationPoller:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout + 1.0)
+
+
+class ResourceManagers:
+    """Which ResourceManager a job's cluster facts come from.
+
+    ``setting`` is ``[cluster] resourcemanager``: a web address polls that RM for every job
+    (an address a job's AM names is then ignored, logged once per address); ``off`` polls
+    none; empty (the default) polls the RM each job's AM names. The shim sends the address
+    the AM's own configuration resolves (``yarn.resourcemanager.webapp.address``, or its
+    https twin), so a server needs no setting to count a YARN cluster's free slots. Pollers
+    of named RMs start at the first job naming one and run until :meth:`stop`; at most
+    ``MAX_RMS_FROM_JOBS`` of them (a job naming one more gets none, logged once).
+    """
+
+    def __init__(self, setting: str, poll_interval: float = 10.0, max_age: float = 60.0,
+                 ) -> None:
+        self.setting = setting
+        self.poll_interval, self.max_age = poll_interval, max_age
+        self.configured = (None if setting in (RM_FROM_JOBS, RM_OFF)
+                           else UtilisationPoller(setting, poll_interval, max_age))
+        self._named: dict[str, UtilisationPoller] = {}
+        self._logged: set[str] = set()  # addresses ignored or refused, logged once each
+        self._lock = threading.Lock()
+
+    def for_job(self, job_id: str, address: str) -> UtilisationPoller | None:
+        """The poller of the RM ``job_id``'s cluster facts come from; None: no RM.
+        ``address`` is the one its AM named ("" when it named none)."""
+        if self.configured is not None:
+            if address and address != self.configured.address:
+                self._log_once(address, "event=rm_from_job_ignored job=%s url=%s "
+                               "configured=%s", job_id, address, self.configured.address)
+            return self.configured
+        if self.setting == RM_OFF or not address:
+            return None
+        with self._lock:
+            poller = self._named.get(address)
+            full = poller is None and len(self._named) >= MAX_RMS_FROM_JOBS
+            if poller is None and not full:
+                poller = self._named[address] = UtilisationPoller(
+                    address, self.poll_interval, self.max_age)
+                log.info("event=rm_from_job job=%s url=%s", job_id, address)
+                poller.start()
+        if full:
+            self._log_once(address, "event=rm_from_job_refused job=%s url=%s reason='already "
+                           "polling %d ResourceManagers'", job_id, address, MAX_RMS_FROM_JOBS)
+        return poller
+
+    def _log_once(self, address: str, message: str, *args: object) -> None:
+        with self._lock:
+            if address in self._logged:
+                return
+            self._logged.add(address)
+        log.warning(message, *args)
+
+    def start(self) -> None:
+        if self.configured is not None:
+            self.configured.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            pollers = [*self._named.values(), *([self.configured] if self.configured else [])]
+        for poller in pollers:
+            poller.stop()

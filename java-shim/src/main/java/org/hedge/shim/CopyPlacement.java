@@ -99,6 +99,12 @@ final class CopyPlacement {
     return new TaskAttemptKillEvent(id, reason, true);
   }
 
+  /** The settings, for the AM log at start-up (the counts of {@link #summary} are 0 then). */
+  String settings() {
+    return enabled ? "copies beside their original moved, at most " + maxMoves + " times a task"
+        : "copies beside their original not moved (hedge.placement.move off)";
+  }
+
   synchronized String summary() {
     return "copies moved off their original's NodeManager " + moved + ", left there after "
         + maxMoves + " moves " + leftOnOriginalNode + (enabled ? "" : " (off)");

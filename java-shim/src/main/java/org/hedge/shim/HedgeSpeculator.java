@@ -110,7 +110,8 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.limits = ActionLimits.of(conf);
     // the job's speculation settings unlike Hadoop's defaults, and its map container, travel
     // with the policy parameters (under their property names, which no parameter has)
-    this.policyParams = paramsOf(conf, policy) + limits.params() + containerParams(conf);
+    this.policyParams = paramsOf(conf, policy) + limits.params() + containerParams(conf)
+        + ResourceManagerAddress.params(conf);
     this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
     this.scanIntervalMs = Math.max(10, conf.getLong(HedgeConf.SCAN_INTERVAL_MS,
         HedgeConf.DEFAULT_SCAN_INTERVAL_MS));
@@ -123,7 +124,7 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     LOG.info("hedge: speculator for " + context.getApplicationID() + ", control plane "
         + (client == null ? "none (Hadoop-default speculation)" : client.address())
         + ", policy " + (policy.isEmpty() ? "(server default)" : policy)
-        + ", estimator " + estimator.getClass().getName() + "; " + placement.summary());
+        + ", estimator " + estimator.getClass().getName() + "; " + placement.settings());
   }
 
   /** The estimator Hadoop would build: yarn.app.mapreduce.am.job.task.estimator.class. */

@@ -62,9 +62,13 @@ class CopyPlacementTest {
     assertFalse(placement.enabled());
     assertFalse(placement.shouldMove(MAP0, NM1, Collections.singletonList(NM1)));
     assertTrue(placement.summary().endsWith("(off)"));
+    assertEquals("copies beside their original not moved (hedge.placement.move off)",
+        placement.settings());
     assertFalse(new CopyPlacement(new Configuration(false)).enabled(), "off by default");
     conf.setBoolean(HedgeConf.PLACEMENT_MOVE, true);
     assertTrue(new CopyPlacement(conf).enabled());
+    assertEquals("copies beside their original moved, at most 2 times a task",
+        new CopyPlacement(conf).settings());
   }
 
   @Test
