@@ -169,6 +169,19 @@ public class ControlPlaneClient implements Closeable {
   }
 
   /**
+   * A refusal's reason, with the fix where it names what only a newer server knows: an older
+   * 'hedge serve' takes the ResourceManager address this jar sends for an unknown policy
+   * parameter.
+   */
+  static String explainRefusal(String reason) {
+    if (!reason.contains("no parameter '" + ResourceManagerAddress.PARAM + "'")) {
+      return reason;
+    }
+    return reason + "; that 'hedge serve' is older than this hedge-shim jar, which sends the "
+        + "ResourceManager's address: upgrade the control plane";
+  }
+
+  /**
    * Open a session; null when the control plane is unavailable now (try later).
    *
    * @throws RefusedException when the server answered and refused (policy, parameters, limits)
@@ -193,7 +206,8 @@ public class ControlPlaneClient implements Closeable {
     }
     if (answer == null || answer.startsWith("ERROR")) {
       breaker.success();
-      throw new RefusedException((answer == null ? "empty answer" : answer.substring(5).trim())
+      throw new RefusedException((answer == null ? "empty answer"
+          : explainRefusal(answer.substring(5).trim()))
           + " (" + HedgeConf.POLICY + " = " + (policy.isEmpty() ? "unset: the server's default"
           : policy) + ")");
     }

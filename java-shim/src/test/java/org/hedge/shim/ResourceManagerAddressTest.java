@@ -54,6 +54,17 @@ class ResourceManagerAddressTest {
   }
 
   @Test
+  void anOlderServersRefusalOfTheAddressSaysToUpgradeIt() {
+    String old = "hedge.window.resourcemanager: policy 'window' has no parameter "
+        + "'resourcemanager' (accepted: window, window.seconds)";
+    assertEquals(old + "; that 'hedge serve' is older than this hedge-shim jar, which sends "
+        + "the ResourceManager's address: upgrade the control plane",
+        ControlPlaneClient.explainRefusal(old));
+    String other = "policy 'nope' is not allowed on this server";
+    assertEquals(other, ControlPlaneClient.explainRefusal(other));
+  }
+
+  @Test
   void aMalformedAddressSendsNone() {
     Configuration conf = conf();
     conf.set("yarn.resourcemanager.webapp.address", "rm.example:port");
