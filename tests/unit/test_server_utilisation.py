@@ -428,8 +428,9 @@ def test_cluster_settings_are_validated(tmp_path: Path) -> None:
     assert (config.resourcemanager, config.rm_poll_interval, config.rm_max_age) == (
         "http://rm.example:8088", 5.0, 30.0)
     assert load_settings(None)[0].resourcemanager == ""  # the one each job's AM names
-    ini.write_text("[cluster]\nresourcemanager = off\n")
-    assert load_settings(ini)[0].resourcemanager == "off"
+    for off in ("off", "OFF"):
+        ini.write_text(f"[cluster]\nresourcemanager = {off}\n")
+        assert load_settings(ini)[0].resourcemanager == "off"
     assert config.rm_container == (1024, 1)  # MapReduce's default map container
     ini.write_text("[cluster]\ncontainer_mb = 2048\ncontainer_vcores = 2\n")
     assert load_settings(ini)[0].rm_container == (2048, 2)

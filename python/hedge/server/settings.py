@@ -130,6 +130,7 @@ def _cluster_settings(parser: configparser.ConfigParser, file: Path,
         raise HedgeError(f"{file}: [cluster] unknown key(s) {sorted(unknown)}, expected "
                          f"{sorted(_CLUSTER_KEYS)}")
     rm = parser["cluster"].get("resourcemanager", RM_FROM_JOBS).strip()
+    rm = RM_OFF if rm.lower() == RM_OFF else rm
     if rm not in (RM_FROM_JOBS, RM_OFF):
         rm = parse_resourcemanager(rm, f"{file}: [cluster] resourcemanager",
                                    ", empty (the one each job's AM names) or off")
