@@ -108,8 +108,9 @@ public class HedgeSpeculator extends AbstractService implements Speculator {
     this.client = client;
     this.policy = conf.getTrimmed(HedgeConf.POLICY, "");
     this.limits = ActionLimits.of(conf);
-    // the job's speculation settings unlike Hadoop's defaults, and its map container, travel
-    // with the policy parameters (under their property names, which no parameter has)
+    // the job's speculation settings unlike Hadoop's defaults, its map container and its
+    // ResourceManager's web address travel with the policy parameters (under names which no
+    // parameter has)
     this.policyParams = paramsOf(conf, policy) + limits.params() + containerParams(conf)
         + ResourceManagerAddress.params(conf);
     this.jobDeadlineMs = conf.getLong(HedgeConf.JOB_DEADLINE_MS, -1);
