@@ -96,3 +96,24 @@ def test_a_bad_header_or_schema_is_named(tmp_path):
     schema.write_bytes(b"Avro-Binary\n{not a schema\n\x00")
     with pytest.raises(HedgeError, match=r"schema.jhist:2: expected the Avro schema"):
         read_attempts(schema)
+
+
+def test_an_attempt_killed_before_it_started_is_left_out_and_counted(tmp_path):
+    """Hadoop's AM logs MAP_ATTEMPT_KILLED, and no STARTED, for an attempt killed in state NEW
+    (a copy added and killed before it asked for a container: CI's 3.4.1 job did this)."""
+    path = _json_history(tmp_path, [
+        _attempt_event("MAP_ATTEMPT_STARTED", "0", startTime=0),
+        _attempt_event("MAP_ATTEMPT_KILLED", "1", finishTime=4000, hostname="UNKNOWN"),
+        _attempt_event("MAP_ATTEMPT_FINISHED", "0", finishTime=5000, hostname="h1")])
+    table = read_attempts(path)
+    assert [r["attempt"][-1] for r in table.to_pylist()] == ["0"]
+    assert table.schema.metadata[b"attempts_never_started"] == b"1"
+
+
+def test_a_success_without_a_start_is_named(tmp_path):
+    path = _json_history(tmp_path, [
+        _attempt_event("MAP_ATTEMPT_FINISHED", "0", finishTime=5000, hostname="h1")])
+    with pytest.raises(HedgeError, match=r"job.jhist:3: field 'attemptId': attempt "
+                                         r"attempt_1_0001_m_000000_0 succeeded without a "
+                                         r"STARTED event"):
+        read_attempts(path)

@@ -200,8 +200,11 @@ class AttemptEvents:
     """Start and end events of attempts, as job-history formats log them (``.jhist``,
     MRv1 JobTracker history), paired into an ``AttemptTrace``.
 
-    An end without a start, or before its start, is an error naming ``where`` the end was
-    read; a start without an end is a censored attempt.
+    A start without an end is a censored attempt. A KILLED or FAILED end without a start is an
+    attempt that never ran: Hadoop's AM logs the end of an attempt killed before it asked for
+    a container (state NEW) but no start; it is left out and counted
+    (``counts['attempts_never_started']``). A successful end without a start, or an end
+    before its start, is an error naming ``where`` the end was read.
     """
 
     source: str
@@ -224,10 +227,14 @@ class AttemptEvents:
         known_spec: list[bool] = []
         done_tasks: set[str] = set()
         starts = dict(self._starts)
+        never_started = 0
         for attempt, state, end, host, size, where in self._ends:
+            if attempt not in starts and state != "SUCCEEDED":
+                never_started += 1
+                continue
             if attempt not in starts:
-                raise HedgeError(f"{where}: field 'attemptId': attempt {attempt} ends without "
-                                 "a STARTED event")
+                raise HedgeError(f"{where}: field 'attemptId': attempt {attempt} succeeded "
+                                 "without a STARTED event")
             s = starts.pop(attempt)
             if end < s["start"]:
                 raise HedgeError(f"{where}: field 'finishTime': attempt {attempt}: negative "
@@ -245,5 +252,6 @@ class AttemptEvents:
                 done_tasks.add(task)
         censored_tasks = {s["task"] for s in starts.values()} - done_tasks
         table = build_table(cols, np.array(known_spec, dtype=bool))
+        counts = {"attempts_never_started": never_started} if never_started else {}
         return empty_check(AttemptTrace(table, self.source, self.submit, len(starts),
-                                        len(censored_tasks)))
+                                        len(censored_tasks), counts))
