@@ -100,7 +100,8 @@ def workloads(quick: bool, chosen: set[str] | None = None,
             source = WorkloadSource(trace=str(path), trace_model=model,
                                     drop_negative=name in DROP_NEGATIVE)
             wl = workload_for(source, 0)
-            cluster = cluster_from_trace("", len(wl.machine_names), wl.slots_per_machine)
+            cluster = cluster_from_trace("", len(wl.machine_names), wl.slots_per_machine,
+                                         wl.slot_demand())
             out.append((f"{name} ({model})", source, cluster.config))
     for name, (spec, cluster) in SYNTHETIC.items():
         if name not in chosen:

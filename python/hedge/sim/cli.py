@@ -87,7 +87,8 @@ def _cluster(source: WorkloadSource, text: str, workload: Workload | None) -> Cl
     """The run's cluster: --cluster over the trace's machines (a trace), over the size made
     for the default workload, or over hedge.sim.cluster's defaults."""
     if workload is not None:
-        return cluster_from_trace(text, len(workload.machine_names), workload.slots_per_machine)
+        return cluster_from_trace(text, len(workload.machine_names), workload.slots_per_machine,
+                                  workload.slot_demand())
     if _is_default(source.synthetic):
         return choose_cluster(text, "sized for the default workload's load, about 75 %",
                               **parse_cluster(DEFAULT_WORKLOAD_CLUSTER).as_dict())
@@ -152,7 +153,8 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
               help="e.g. nodes=100,slots=4,heterogeneity=3.0,contention=2.5 "
                    "(see hedge.sim.cluster for every key; keys not given keep the default). "
                    "Default: with --trace, one node per machine the trace names (its slots "
-                   f"per machine if recorded); {DEFAULT_WORKLOAD_CLUSTER} for the default "
+                   "per machine if recorded), or, naming none, enough nodes for its load; "
+                   f"{DEFAULT_WORKLOAD_CLUSTER} for the default "
                    "workload; else hedge.sim.cluster's defaults.")
 @click.option("--seed", "seed_text", default="0", show_default=True,
               help="Seed, list (1,2,3) or range (0-4); one run per policy and seed.")
@@ -234,6 +236,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     what = _describe(source, workload)
     click.echo(f"workload: {what}", err=True)
     click.echo(f"cluster: {choice.describe()}", err=True)
+    overload = choice.overload()
+    if overload:
+        click.echo(f"warning: {overload}", err=True)
     click.echo(f"note: {KILLS_NOTE[cluster.kills]}", err=True)
     click.echo(f"note: {COPIES_NOTE[cluster.copies]}", err=True)
     show = not quiet and workers == 1
@@ -250,7 +255,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              f"deadline factor: {deadline_factor if deadline_factor else 'none'}",
              f"fixed deadline: {f'{deadline:g} s' if deadline else 'none'}",
              f"blacklist: {blacklist or 'none'}", KILLS_NOTE[cluster.kills],
-             COPIES_NOTE[cluster.copies]]
+             COPIES_NOTE[cluster.copies], *([overload] if overload else [])]
     runs = _run_all(specs, workers, Path(out) if out else None, notes)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))

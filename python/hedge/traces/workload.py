@@ -117,6 +117,37 @@ class Workload:
     def job_tasks(self, j: int) -> slice:
         return slice(int(self.job_offsets[j]), int(self.job_offsets[j + 1]))
 
+    def slot_demand(self) -> float:
+        """The slots the workload keeps busy on average while its jobs arrive, were every
+        task to run at once: its offered load, which a cluster must exceed or its queue
+        grows (``hedge simulate --trace`` sizes a cluster for a trace without machines by
+        it, and says when a cluster is smaller).
+
+        Each task's original runs from its job's arrival (a reduce from the end of its
+        job's longest map) for its duration times its straggler factor (a trace task: as
+        long as the trace says it ran); the busy seconds inside the arrival window, over the
+        window.
+        Arrivals spread over less than the median job's length are one burst, not a
+        stream: the window then runs to the last task's end (0 with no task)."""
+        if not self.n_tasks:
+            return 0.0
+        job = self.task_job
+        is_map = self.task_type == MAP
+        runs = self.duration * self.straggler_factor
+        longest_map = np.zeros(self.n_jobs)
+        np.maximum.at(longest_map, job[is_map], runs[is_map])
+        start = self.arrival[job] + np.where(is_map, 0.0, longest_map[job])
+        end = start + runs
+        job_length = np.zeros(self.n_jobs)
+        np.maximum.at(job_length, job, end - self.arrival[job])
+        first, last = float(self.arrival.min()), float(self.arrival.max())
+        if last - first < np.median(job_length):
+            last = float(end.max())
+        if last <= first:
+            return 0.0
+        busy = np.clip(end, first, last) - np.clip(start, first, last)
+        return float(busy.sum() / (last - first))
+
     @classmethod
     def from_jobs(
         cls,
