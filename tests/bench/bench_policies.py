@@ -69,9 +69,12 @@ TRACES = {  # name -> path under ../shared/data: each format issue 16 names, onc
 # Alibaba 2017 records some tasks as ending a second before they were created; hedge refuses
 # them unless told to drop them (and counts them): the bench drops them.
 DROP_NEGATIVE = {"alibaba-2017"}
-# Not run by default, for its CPU: the Hawk/Eagle Google subtrace, 10,000 jobs (``none`` alone
-# takes about 80 s); --workloads goog-tr runs it.
-OPTIONAL = {"goog-tr": "hawk_eagle_tr_traces/GOOG_subtrace.tr.gz"}
+# Not run by default, for their CPU: the Hawk/Eagle Google subtrace, 10,000 jobs (``none``
+# alone takes about 80 s), and SWIM's FB-2010 day, 8.5 M synthesised tasks on 472 nodes
+# (none, hadoop and hedge-auto together 344 s of CPU and 4.8 GB); --workloads goog-tr or
+# swim-fb-2010 runs them (with --cpu-limit: the slow baselines take far longer).
+OPTIONAL = {"goog-tr": "hawk_eagle_tr_traces/GOOG_subtrace.tr.gz",
+            "swim-fb-2010": "swim_facebook/FB-2010_samples_24_times_1hr_0.tsv"}
 SYNTHETIC = {  # name -> (spec, cluster)
     "synthetic-busy": ("jobs=40,tasks=40,straggler_ratio=0.1,slowdown=2:5", "nodes=40,slots=4"),
     "synthetic-idle": ("jobs=40,tasks=40,straggler_ratio=0.1,slowdown=2:5", "nodes=400,slots=4"),
