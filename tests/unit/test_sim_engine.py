@@ -400,7 +400,7 @@ def test_killing_the_only_attempt_is_refused_as_on_a_cluster():
 
 @pytest.mark.parametrize("mode", ["prefer", "avoid"])
 def test_copies_honour_prefer_node_and_avoid_nodes(mode):
-    cfg = ClusterConfig(nodes=3, slots=1, **EXACT)
+    cfg = ClusterConfig(nodes=3, slots=1, copies="apart", **EXACT)
     r = simulate(one_job([4, 1]), "test-place-copy", cfg, policy_params={"mode": mode})
     a = r.attempts
     copy = np.flatnonzero(a.copy)[0]

@@ -84,9 +84,10 @@ def pareto_jobs(setting: Setting, jobs: int, seed: int,
                                   [np.full(n, setting.t_min)] * jobs)
     workload.straggler_factor[:] = factors.ravel()
     # extra = 3 by default: Chronos' max_extra
-    # the paper's closed forms prune clones for free: an AM that ends attempts alone
+    # the paper's closed forms prune clones for free: an AM that ends attempts alone (and
+    # places copies as the policy asks)
     return workload, ClusterConfig(nodes=jobs * n * (extra + 1), slots=1, startup=0.0,
-                                   kills="free")
+                                   kills="free", copies="apart")
 
 
 def run_policy(policy: str, setting: Setting, jobs: int, seed: int = 3,

@@ -49,7 +49,7 @@ def adaptive_vs_static(quick: bool) -> dict[str, dict[str, dict[str, float]]]:
 
     spec, nodes, seeds = ADAPTIVE_QUICK if quick else ADAPTIVE_FULL
     cfg = ClusterConfig(nodes=nodes, slots=4, scheduler="fair", kills="free",  # as published
-                        **DEFAULTS)
+                        copies="apart", **DEFAULTS)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for label, util in (("high", HIGH), ("idle", IDLE)):
         runs: dict[str, list[dict]] = {"static": [], "adaptive": []}

@@ -157,7 +157,8 @@ def compare(workload: str, seeds: list[int], policies: tuple[str, ...] = POLICIE
 
     make, nodes, what = workload_maker(workload, util, **maker)
     settings = {**DEFAULTS, **(cluster or {})}
-    cfg = ClusterConfig(nodes=nodes, slots=4, kills="free", **settings)  # the paper's AM
+    # the paper's AM: it ends attempts alone and places copies where the policy asks
+    cfg = ClusterConfig(nodes=nodes, slots=4, kills="free", copies="apart", **settings)
     what = (f"{what}; cluster nodes={nodes} slots=4 "
             + " ".join(f"{k}={v}" for k, v in settings.items()) + f"; window={window}")
     out = Comparison(what, list(seeds), {p: [] for p in policies})
