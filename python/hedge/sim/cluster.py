@@ -36,10 +36,11 @@ Model (all times in seconds, work in "seconds on a typical idle node"):
   ``prefer_node`` and ``avoid_nodes`` are not carried out (hedge's shim cannot send them).
   ``apart``: never on a node running its task, nor on a node its policy avoids, and on the
   node the policy prefers when it is free: an AM that places copies as the policies ask. The
-  default is what hedge gets on YARN (its moves off, as by default), as ``kills`` is; on the
-  homogeneous clusters of ``tests/bench/bench_policies.py``'s traces and synthetic workloads
-  the two gave the same job times, copies and waste for none, hadoop and hedge-auto
-  (2026-11-27); they differ where nodes do (heterogeneity, contention, degraded nodes).
+  default is what hedge gets on YARN (its moves off, as by default), as ``kills`` is. On
+  homogeneous clusters the two gave the same job times, copies and waste for none, hadoop and
+  hedge-auto (the MRv1 sample, Google 2011 parts 0 and 1, synthetic-busy and -idle of
+  ``tests/bench/bench_policies.py``, seed 0, 2026-11-27; the other workloads not compared);
+  they differ where nodes do (heterogeneity, contention, degraded nodes).
 """
 
 from __future__ import annotations
