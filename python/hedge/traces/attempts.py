@@ -202,8 +202,8 @@ class AttemptEvents:
 
     A start without an end is a censored attempt. A KILLED or FAILED end without a start is an
     attempt that never ran: Hadoop 3.4.1's AM logged such an end, and no start, for a copy
-    killed before it got a container (CI's MiniYARN job, a copy made by LATE as its task
-    ended); it held no slot, so it is left out and counted
+    killed before it started (CI's MiniYARN job under LATE: attempt 1 of map 2); it held no
+    slot, so it is left out and counted
     (``counts['attempts_never_started']``). A successful end without a start, or an end
     before its start, is an error naming ``where`` the end was read.
     """
