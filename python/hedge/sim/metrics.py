@@ -39,7 +39,10 @@ def summarize(result: SimResult) -> dict:
       copy saved time);
     - precision = true stragglers among tasks the policy copied / tasks copied; recall =
       copied true stragglers / true stragglers (None when a denominator is 0, and when the
-      workload has no ground truth: a trace).
+      workload has no ground truth: a trace);
+    - first_slot_wait_s: the mean over jobs (those with a job time) of the wait from a job's
+      arrival to its first attempt's start: how much of the job time is the cluster's queue
+      (``queue_note``).
     """
     times = result.job_time
     times = times[np.isfinite(times)]
@@ -67,7 +70,33 @@ def summarize(result: SimResult) -> dict:
         "copies_killed": int((copy & (att.outcome == KILLED)).sum()),
         "precision": _ratio(tp, int(result.detected.sum())) if result.straggler_truth else None,
         "recall": _ratio(tp, int(result.straggler.sum())) if result.straggler_truth else None,
+        "first_slot_wait_s": _first_slot_wait(result),
     }
+
+
+# a run whose jobs waited this share of their mean job time or more for their first slot
+# says so (queue_note): its job times are mostly the cluster's queue
+QUEUED_SHARE = 0.2
+
+
+def _first_slot_wait(result: SimResult) -> float:
+    """``first_slot_wait_s`` of ``summarize`` (NaN without a job that has a job time)."""
+    att = result.attempts
+    first = np.full(len(result.arrival), np.inf)
+    np.minimum.at(first, att.job, att.start)
+    timed = np.isfinite(first) & np.isfinite(result.job_time)
+    return float((first[timed] - result.arrival[timed]).mean()) if timed.any() else math.nan
+
+
+def queue_note(row: dict) -> str | None:
+    """What a run whose job times are mostly its cluster's queue must say, else None."""
+    wait, mean = row.get("first_slot_wait_s"), row.get("mean_job_time")
+    if wait is None or mean is None or not mean > 0 or not wait >= QUEUED_SHARE * mean:
+        return None
+    return (f"{row['policy']}, seed {row.get('seed', 0)}: jobs waited {wait / mean:.0%} of "
+            f"their mean job time for a first slot (mean {wait:,.0f} s): these job times are "
+            "mostly the cluster's queue, and a policy is judged by how its copies lengthen "
+            "it (--cluster scheduler=fair or more nodes to compare without it)")
 
 
 def json_safe(row: dict) -> dict:
