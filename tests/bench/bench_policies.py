@@ -173,7 +173,9 @@ def run(name: str, source: WorkloadSource, cluster: ClusterConfig, policies: lis
     oracle_gain = none["mean_job_time"] - rows["oracle"]["mean_job_time"] \
         if "oracle" in rows else 0.0
     print(f"\n{name}: {none['jobs']} jobs, {none['tasks']} tasks, {cluster.nodes} nodes x "
-          f"{cluster.slots} slots")
+          f"{cluster.slots} slots; none's jobs waited "
+          f"{none['first_slot_wait_s'] / none['mean_job_time']:.0%} of their mean job time "
+          "for a first slot")
     width = max(22, *(len(p) for p in rows))
     print(f"  {'policy':{width}} {'mean':>6} {'p95':>6} {'machine':>8} {'waste':>6} {'copies':>7} "
           f"{'won':>5} {'lost':>5} {'of oracle':>9} {'cpu s':>6}")
