@@ -20,7 +20,7 @@ from hedge.sim.cluster import (
     parse_cluster,
 )
 from hedge.sim.memory import MemoryNeed, check_fits
-from hedge.sim.metrics import json_safe
+from hedge.sim.metrics import json_safe, queue_note
 from hedge.sim.sweep import (
     RunSpec,
     RunSummary,
@@ -261,7 +261,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     click.echo(format_table(rows))
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
-    for note in dict.fromkeys(n for run in runs for n in run.notes):
+    queued = queue_note(rows)  # job times that are mostly the cluster's queue
+    for note in dict.fromkeys([*(n for run in runs for n in run.notes),
+                               *([queued] if queued else [])]):
         click.echo(f"note: {note}")
     if drop_negative:
         click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
@@ -272,7 +274,8 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     if out:
         from hedge.report.html import write_report
 
-        path = write_report(Path(out), runs, "hedge simulate", notes)
+        path = write_report(Path(out), runs, "hedge simulate",
+                            [*notes, *([queued] if queued else [])])
         click.echo(f"report: {path}", err=True)
 
 

@@ -88,15 +88,26 @@ def _first_slot_wait(result: SimResult) -> float:
     return float((first[timed] - result.arrival[timed]).mean()) if timed.any() else math.nan
 
 
-def queue_note(row: dict) -> str | None:
-    """What a run whose job times are mostly its cluster's queue must say, else None."""
-    wait, mean = row.get("first_slot_wait_s"), row.get("mean_job_time")
-    if wait is None or mean is None or not mean > 0 or not wait >= QUEUED_SHARE * mean:
+def queue_note(rows: list[dict], listed: int = 4) -> str | None:
+    """What runs whose job times are mostly their cluster's queue must say (one line for
+    all such runs, the first ``listed`` of them named), else None."""
+    queued = [(row, row["first_slot_wait_s"] / row["mean_job_time"]) for row in rows
+              if _queued(row)]
+    if not queued:
         return None
-    return (f"{row['policy']}, seed {row.get('seed', 0)}: jobs waited {wait / mean:.0%} of "
-            f"their mean job time for a first slot (mean {wait:,.0f} s): these job times are "
-            "mostly the cluster's queue, and a policy is judged by how its copies lengthen "
-            "it (--cluster scheduler=fair or more nodes to compare without it)")
+    named = "; ".join(f"{row['policy']} seed {row.get('seed', 0)}: {share:.0%}, "
+                      f"{row['first_slot_wait_s']:,.0f} s" for row, share in queued[:listed])
+    more = f"; {len(queued) - listed} more" if len(queued) > listed else ""
+    return (f"jobs waited {QUEUED_SHARE:.0%} or more of their mean job time for a first slot in "
+            f"{len(queued)} of {len(rows)} runs ({named}{more}): these job times are mostly "
+            "the cluster's queue, and a policy is judged by how its copies lengthen it "
+            "(--cluster scheduler=fair or more nodes to compare without it)")
+
+
+def _queued(row: dict) -> bool:
+    wait, mean = row.get("first_slot_wait_s"), row.get("mean_job_time")
+    return (wait is not None and mean is not None and mean > 0
+            and wait >= QUEUED_SHARE * mean)
 
 
 def json_safe(row: dict) -> dict:

@@ -18,7 +18,7 @@ from hedge.policy.limits import SpeculationSettings
 from hedge.policy.params import policy_spec
 from hedge.sim.cluster import ClusterConfig, parse_blacklist
 from hedge.sim.engine import simulate
-from hedge.sim.metrics import queue_note, summarize
+from hedge.sim.metrics import summarize
 from hedge.traces.workload import Workload
 
 
@@ -108,11 +108,9 @@ def run_one(spec: RunSpec) -> RunSummary:
     row["wall_seconds"] = round(result.wall_seconds, 3)
     att = result.attempts
     gap = policy_class(name).live_am_gap  # an assumption the figures rest on
-    queued = queue_note(row)  # job times that are mostly the cluster's queue
     return RunSummary(row=row, job_time=result.job_time, copy_start=att.start[att.copy],
                       degradation=result.degradation.as_records(),
-                      notes=[*workload.notes, *([gap] if gap else []),
-                             *([queued] if queued else [])])
+                      notes=[*workload.notes, *([gap] if gap else [])])
 
 
 def run_many(specs: list[RunSpec], jobs: int = 1) -> list[RunSummary]:
