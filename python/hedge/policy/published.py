@@ -36,13 +36,18 @@ def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
 def _below_quantile(values: np.ndarray, q: float) -> np.ndarray:
     """``values < np.quantile(values, q)`` (linear method), exactly: the cut from the two
     sorted neighbours costs a sort where ``np.quantile`` costs ~20 numpy calls (LATE asks
-    two or three per scan: issue 21); where a value lies within rounding of that cut, the
+    two or three per scan: issue 21). Where the quantile falls on a sorted value (no
+    fraction) that value is the cut in any numpy (its interpolation adds ``0 x diff``, with
+    a finite diff); else, where a value lies within rounding of the interpolated cut, the
     comparison is left to ``np.quantile`` itself."""
     v = np.sort(values)
     h = (len(v) - 1) * q
     lo = max(min(math.floor(h), len(v) - 1), 0)
     up = min(lo + 1, len(v) - 1)
-    cut = v[lo] + (h - lo) * (v[up] - v[lo])
+    frac = h - lo
+    if frac == 0.0 and math.isfinite(v[up] - v[lo]):
+        return values < v[lo]
+    cut = v[lo] + frac * (v[up] - v[lo])
     if np.any(np.abs(values - cut) <= 1e-9 * (abs(v[lo]) + abs(v[up]))):
         cut = np.quantile(values, q)
     return values < cut
