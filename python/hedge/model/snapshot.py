@@ -260,3 +260,9 @@ class Snapshot:
     # time no later than ``now`` (the control plane's session does, row by row as they
     # arrive): validate_snapshot then returns at once instead of checking them again
     validated: bool = False
+    # True only from a builder whose reports of a job never go back across its scans and
+    # never follow the attempt's end, by construction (the simulator: its reports come from
+    # one clock that only moves on): ReportHistory.check, which guards against an AM that
+    # breaks that, then returns at once. A builder sets it on every scan of a job or on
+    # none (the history remembers only the scans it checks).
+    consistent: bool = False
