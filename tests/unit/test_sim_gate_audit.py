@@ -129,7 +129,7 @@ def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
 
 # fresh-*: their golden runs take about 20-60 s each, so their audits run with the slow tests
 GATED = ["adaptive", "chronos-clone", "chronos-restart", "chronos-resume", "hedge-auto", "late",
-         "oracle", "replicate", "spark", "spark-legacy",
+         "mantri", "oracle", "replicate", "spark", "spark-legacy",
          *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
 
@@ -166,10 +166,11 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
     assert gated.scans < full.scans
 
 
-@pytest.mark.parametrize("policy", ["adaptive", "late", "oracle", "spark"])
+@pytest.mark.parametrize("policy", ["adaptive", "late", "mantri", "oracle", "spark"])
 def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
-    """``needs_scan_slots`` (numba, what runs) against ``needs_scan`` over ``to_batch()``
-    (the reference) at every gated step of a run."""
+    """``needs_scan_slots`` (numba, or for mantri numpy with its jobs' prune timers: what
+    runs) against ``needs_scan`` over ``to_batch()`` (the reference) at every gated step of
+    a run."""
     compared = []
     gate = AppMasters._gated
 
@@ -181,7 +182,8 @@ def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
         view.due[due + 1] = False
         want = np.zeros(len(view.due), dtype=bool)
         want[batch.job[np.asarray(am.gate(batch), dtype=bool)] + 1] = True
-        if policy == "spark":  # then decide's exact median test: fewer jobs, not others
+        if policy in ("spark", "mantri"):  # then decide's exact median test, or the
+            # prune timer: fewer jobs, not others
             assert np.isin(kept, due[want[due + 1]]).all(), f"t={t}"
         else:
             assert np.array_equal(due[want[due + 1]], kept), f"t={t}"
