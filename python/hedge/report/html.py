@@ -131,8 +131,10 @@ PLOTS = {"job_time_cdf.png": _cdf, "job_time_tail.png": _tail, "cost_vs_latency.
          "waste.png": _waste}
 
 
-def write_report(out: Path, runs: list[RunSummary], title: str, notes: list[str]) -> Path:
-    """Write ``out/report.html``, its PNGs and ``figures.json``; returns the HTML path."""
+def write_report(out: Path, runs: list[RunSummary], title: str, notes: list[str],
+                 after_table: list[str] = ()) -> Path:
+    """Write ``out/report.html``, its PNGs and ``figures.json``; returns the HTML path.
+    ``after_table``: lines shown under the table, in its type (``hedge.sim.paired``)."""
     out.mkdir(parents=True, exist_ok=True)
     many = len({r.row["seed"] for r in runs}) > 1
     figures = {name: draw(runs, many, out / name) for name, draw in PLOTS.items()}
@@ -142,4 +144,6 @@ def write_report(out: Path, runs: list[RunSummary], title: str, notes: list[str]
                "oracle's mean-job-time gain over none that a policy captures (shown when both "
                "ran; the oracle does not see the copy's node or the wait for a slot, so a "
                "policy can pass 1.0).")
-    return write_page(out, title, notes, format_table([r.row for r in runs]), figures, caption)
+    text = "\n".join([format_table([r.row for r in runs]), *(["", *after_table] if after_table
+                                                             else [])])
+    return write_page(out, title, notes, text, figures, caption)

@@ -21,6 +21,7 @@ from hedge.sim.cluster import (
 )
 from hedge.sim.memory import MemoryNeed, check_fits
 from hedge.sim.metrics import json_safe, queue_note
+from hedge.sim.paired import paired_summary
 from hedge.sim.sweep import (
     RunSpec,
     RunSummary,
@@ -259,6 +260,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     runs = _run_all(specs, workers, Path(out) if out else None, notes)
     rows = [{**json_safe(r.row), "cluster": choice.as_dict()} for r in runs]
     click.echo(format_table(rows))
+    paired = paired_summary(rows)  # several seeds: each policy against the first, per seed
+    for line in paired:
+        click.echo(line)
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
     queued = queue_note(rows)  # job times that are mostly the cluster's queue
@@ -275,7 +279,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
         from hedge.report.html import write_report
 
         path = write_report(Path(out), runs, "hedge simulate",
-                            [*notes, *([queued] if queued else [])])
+                            [*notes, *([queued] if queued else [])], paired)
         click.echo(f"report: {path}", err=True)
 
 
