@@ -6,8 +6,9 @@ may be that seed's luck. With several seeds ``hedge simulate`` pairs each policy
 the baseline's run on the same seed (the same workload and draws of the cluster), divides its
 mean job time, p95 job time and machine time by the baseline's, and summarises the ratios
 over the seeds: their geometric mean (the usual mean of ratios) and their least and greatest.
-``lowest mean on`` counts the seeds on which a policy had the lowest mean job time of all the
-policies run (a tie counts for each), so a lead that holds on every seed reads ``n of n``.
+``lowest mean on`` counts the seeds on which a policy had the lowest mean job time of the
+policies run that an AM can run (a tie counts for each; the clairvoyant ``oracle`` is a
+reference line, not a contender), so a lead that holds on every seed reads ``n of n``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def paired_summary(rows: list[dict]) -> list[str]:
     if len(seeds) < 2 or len(policies) < 2:
         return []
     base = policies[0]
-    lowest = _lowest_counts(by_run, policies, seeds)
+    contenders = [p for p in policies if not _clairvoyant(p)]
+    lowest = _lowest_counts(by_run, contenders, seeds)
     width = max(len(p) for p in policies[1:] + ["policy"])
     n = len(seeds)
     lines = [f"seeds {_seed_text(seeds)}: each policy's figures over {base}'s on the same seed, "
@@ -61,10 +63,19 @@ def paired_summary(rows: list[dict]) -> list[str]:
         for key, _ in FIGURES:
             spread = Spread.of([_ratio(by_run, policy, base, seed, key) for seed in seeds])
             cells.append(f"{str(spread) if spread else '-':<22}")
-        lines.append(f"{policy:<{width}}  " + "".join(cells) + f"{lowest[policy]} of {n} seeds")
-    lines.append(f"({base}: the lowest mean job time on {lowest[base]} of {n} seeds; a tie "
-                 "counts for each policy in it)")
+        wins = f"{lowest[policy]} of {n} seeds" if policy in lowest else "(a reference)"
+        lines.append(f"{policy:<{width}}  " + "".join(cells) + wins)
+    if base in lowest:
+        lines.append(f"({base}: the lowest mean job time on {lowest[base]} of {n} seeds; a tie "
+                     "counts for each policy in it)")
     return lines
+
+
+def _clairvoyant(policy: str) -> bool:
+    """Whether a run's policy (``name`` or ``name:key=value,...``) knows what no AM can."""
+    from hedge.policy.base import policy_class  # the policies' modules: only when compared
+
+    return policy_class(policy.split(":")[0]).clairvoyant
 
 
 def _ratio(by_run: dict, policy: str, base: str, seed: int, key: str) -> float:
