@@ -53,6 +53,7 @@ from pathlib import Path
 
 from hedge.errors import HedgeError
 from hedge.policy.params import parse_policy_list, policy_spec
+from hedge.sim.cli import parse_seeds
 from hedge.sim.cluster import ClusterConfig, cluster_from_trace
 from hedge.sim.sweep import RunSpec, WorkloadSource, run_one, workload_for
 
@@ -313,14 +314,12 @@ def main() -> None:
 
 
 def seed_list(parser: argparse.ArgumentParser, text: str, option: str) -> list[int]:
-    """``0,1,2`` -> its seeds; anything else ends the bench with a message (exit code 2)."""
+    """Seeds as ``hedge simulate --seed`` takes them (``0,1,2`` or ``0-4``); anything else
+    ends the bench with the message (exit code 2)."""
     try:
-        seeds = [int(part) for part in text.split(",")]
-    except ValueError:
-        seeds = []
-    if not seeds or min(seeds) < 0:
-        parser.error(f"{option} {text!r}: expected seeds >= 0 separated by commas (0,1,2)")
-    return seeds
+        return parse_seeds(text, option)
+    except HedgeError as error:
+        parser.error(str(error))
 
 
 def policy_names(parser: argparse.ArgumentParser, text: str, option: str) -> list[str]:

@@ -234,10 +234,6 @@ class AdaptivePolicy(DetectorPolicy):
         self.resource_weight = resource_weight
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
         self._scratch: tuple[np.ndarray, ...] | None = None  # _adaptive_gate's, left zeroed
-        # (the view's n_tasks array, each job's task count): a job's tasks never change, and
-        # summing per job at every gated step cost O(jobs) each (issue 21: at 959,229 tasks,
-        # 27,000 jobs, about 0.6 ms a step, 120 s of adaptive's 293)
-        self._job_tasks: tuple[np.ndarray, np.ndarray] | None = None
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the adaptive rule could flag: ECT > Th x job mean ECT, with Th as
@@ -276,14 +272,8 @@ class AdaptivePolicy(DetectorPolicy):
             self.progress_weight, self.resource_weight,
             view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
             view.due, view.job, view.task, view.start, view.k, view.p0, view.p1, view.r0,
-            view.r1, view.task_attempts, self._tasks_per_job(view), view.job_start,
+            view.r1, view.task_attempts, view.n_tasks, view.job_start,
             view.job_deadline, count, total, smallest, best, task_best, ect)
-
-    def _tasks_per_job(self, view: SlotView) -> np.ndarray:
-        """Each job's task count (maps and reduces), summed once per run's view."""
-        if self._job_tasks is None or self._job_tasks[0] is not view.n_tasks:
-            self._job_tasks = (view.n_tasks, view.n_tasks.sum(axis=1))
-        return self._job_tasks[1]
 
     @classmethod
     def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:
@@ -394,7 +384,9 @@ def _adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, ta
     smallest ECT above ``qos - tolerance`` and each task's best reported progress. Pass 2:
     the job's sum of its tasks' best progress. Pass 3: a candidate (known, progress < 1,
     its task's only attempt) above ``_adaptive_limit``'s bound wants its job scanned.
-    ``resource``: the mean utilisation minus ``min(omega, phi)``. The scratch arrays
+    ``resource``: the mean utilisation minus ``min(omega, phi)``. ``n_tasks``: per job,
+    (maps, reduces), added where a due job reads them (summing every job's at each call cost
+    O(jobs) a gated step: about 120 s of 293 at 959,229 tasks, issue 21). The scratch arrays
     (per job, per task, per slot) are left as given: zeros, and inf for ``smallest``.
     """
     n = len(job)
@@ -448,7 +440,7 @@ def _adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, ta
         mean = total[j] / count[j]
         qos = job_deadline[j] - job_start[j]
         q_mean = 1.5 * mean if np.isnan(qos) else min(qos, smallest[j])
-        p_term = alpha * (best[j] / n_tasks[j] - mu) * mean
+        p_term = alpha * (best[j] / (n_tasks[j, 0] + n_tasks[j, 1]) - mu) * mean
         r_term = beta * resource * mean
         limit = q_mean + p_term + r_term
         scale = abs(q_mean) + abs(p_term) + abs(r_term)

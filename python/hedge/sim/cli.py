@@ -37,9 +37,10 @@ from hedge.traces.workload import Workload
 DEFAULT_WORKLOAD_CLUSTER = "nodes=1000,slots=4"
 
 
-def _seeds(text: str) -> list[int]:
-    """``"3"``, ``"1,2,5"`` or ``"0-4"`` -> seeds (non-negative integers, as numpy takes)."""
-    expected = f"--seed {text!r}: expected N, N1,N2,... or LOW-HIGH with 0 <= LOW <= HIGH"
+def parse_seeds(text: str, option: str = "--seed") -> list[int]:
+    """``"3"``, ``"1,2,5"`` or ``"0-4"`` -> seeds (non-negative integers, as numpy takes);
+    a HedgeError naming ``option`` otherwise."""
+    expected = f"{option} {text!r}: expected N, N1,N2,... or LOW-HIGH with 0 <= LOW <= HIGH"
     parts = text.split("-")
     try:
         if len(parts) == 2:
@@ -218,7 +219,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
                          "its stragglers itself)")
     source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative,
                             trace_model=trace_model)
-    seeds = _seeds(seed_text)
+    seeds = parse_seeds(seed_text)
     names = _policies(policy, user)
     # a trace is read first: its machines size the cluster; a synthetic workload is built
     # only once the memory check has passed
