@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 
 import numpy as np
 
@@ -75,6 +77,25 @@ def test_a_job_waiting_for_its_peers_estimates_rescans_rather_than_sleeps() -> N
     assert policy.decide(snapshot(9.0, rows, done=[])).speculate_task.tolist() == [7]
     few = create("hedge-auto").decide(unreported(5))
     assert few.wake_on_completion and few.next_scan_in == math.inf
+
+
+def test_every_copy_not_made_is_logged_with_its_reason(caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="hedge.policy.auto")
+    create("hedge-auto").decide(snapshot(20.0, [(7, 0.1, 3)], done=[10.0]))
+    assert ("no copy type=map reason=unjudged completed=1 needed=3 (or 6 running estimates)"
+            in caplog.text)
+    caplog.clear()
+    create("hedge-auto").decide(snapshot(20.0, [(7, 0.5, 3)], free=0))  # busy: not worth it
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert re.fullmatch(r"no copy task=7 reason=cost remaining=19\.\d finish=19\.\d m=10\.\d "
+                        r"benefit=\d+\.\d cost=\d+\.\d min_saving=1\.0 lam=0\.50", line), line
+    benefit, cost = (float(v) for v in re.findall(r"(?:benefit|cost)=([\d.]+)", line))
+    assert benefit < cost
+    caplog.clear()
+    rows = [(t, 0.1, t) for t in (7, 8, 9)]  # three equal stragglers, one probe copy at a time
+    a = create("hedge-auto", probe_races=1).decide(snapshot(20.0, rows))
+    assert len(a.speculate_task) == 1
+    assert re.search(r"no copy tasks=\[\d \d\] reason=cap room=1", caplog.text), caplog.text
 
 
 def test_only_the_tasks_a_copy_can_beat_are_copied() -> None:

@@ -353,6 +353,11 @@ class HedgeAuto(OwnStateGate, Policy):
             small = self._small(snapshot, task_type, done)
             pooled |= small
             basis = self._basis(snapshot, task_type, done, of_type, total, small)
+            if basis is None and of_type.any():
+                log.debug("no copy type=%s reason=unjudged completed=%d needed=%d "
+                          "(or %d running estimates)", "map" if task_type == MAP else "reduce",
+                          len(job.completed_runtimes(task_type)), self.min_completed,
+                          self._peers_needed)
             if basis is not None and of_type.any():
                 chosen += self._judge(snapshot, basis, of_type & ~hidden, waiting & typed,
                                       per_task, remaining, total)
@@ -544,9 +549,15 @@ class HedgeAuto(OwnStateGate, Policy):
                                   rest)
         best_k, benefit, cost = self._best_count(snapshot, saving, slot, basis.belief)
         if not best_k:
+            if log.isEnabledFor(logging.DEBUG):
+                self._log_no_copy(snapshot, int(a.task[rows[0]]), remaining[rows[0]],
+                                  finish, saving, slot, basis)
             return []
         room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
+        if len(chosen) < best_k:
+            log.debug("no copy tasks=%s reason=cap room=%d", a.task[rows[len(chosen):best_k]],
+                      room)
         if chosen:
             n = len(chosen)
             copy = _copies(typical[:n], total[rows[:n]], basis.residual)
@@ -558,6 +569,17 @@ class HedgeAuto(OwnStateGate, Policy):
                       finish, benefit, cost, float(basis.belief @ LAMBDAS),
                       " (pooled: a small job)" if basis.pooled else "")
         return chosen
+
+    def _log_no_copy(self, snapshot: Snapshot, task: int, remaining: float, finish: float,
+                     saving: np.ndarray, slot: np.ndarray, basis: Basis) -> None:
+        """Why the slowest candidate gets no copy: its expected saving of the type's finish
+        against its copy's cost (both as ``_best_count`` weighs them)."""
+        belief = basis.belief
+        weight = self.cost_weight * self._busy(snapshot)
+        log.debug("no copy task=%d reason=cost remaining=%.1f finish=%.1f m=%.1f "
+                  "benefit=%.1f cost=%.1f min_saving=%.1f lam=%.2f", task, remaining, finish,
+                  basis.m, float(belief @ saving[:, 0]), weight * float(belief @ slot[:, 0]),
+                  self.min_saving, float(belief @ LAMBDAS))
 
     @staticmethod
     def _finish_bounds(snapshot: Snapshot, of_type: np.ndarray, waiting: bool,

@@ -138,8 +138,11 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
                    else "tls: off (no [server] tls_cert; token and snapshots travel in clear)")
         return
     logging.basicConfig(level=log_level, format=LOG_FORMAT, stream=sys.stderr)
-    # py4j logs every connection at INFO; keep the log about hedge's own events
-    logging.getLogger("py4j").setLevel(max(logging.WARNING, logging.getLevelName(log_level)))
+    # py4j logs every connection at INFO, numba every compiled function's bytecode at
+    # DEBUG; keep the log about hedge's own events
+    for noisy in ("py4j", "numba"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING,
+                                              logging.getLevelName(log_level)))
     from hedge.server.service import ControlPlaneService
 
     service = ControlPlaneService(config)
