@@ -353,7 +353,7 @@ class HedgeAuto(OwnStateGate, Policy):
             small = self._small(snapshot, task_type, done)
             pooled |= small
             basis = self._basis(snapshot, task_type, done, of_type, total, small)
-            if basis is None and of_type.any():
+            if basis is None and log.isEnabledFor(logging.DEBUG) and of_type.any():
                 log.debug("no copy type=%s reason=unjudged completed=%d needed=%d "
                           "(or %d running estimates)", "map" if task_type == MAP else "reduce",
                           len(job.completed_runtimes(task_type)), self.min_completed,
