@@ -41,6 +41,15 @@ class LazyGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module_name), attr), name)
         return super().get_command(ctx, name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            repeated = repeated_option(command, rest)
+            if repeated:  # the hint names the subcommand's --help
+                raise click.UsageError(repeated, ctx=click.Context(command, ctx, name))
+        return name, command, rest
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
         rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items())
@@ -48,6 +57,38 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def repeated_option(command: click.Command, args: list[str]) -> str | None:
+    """Why ``args`` are refused if they give one of ``command``'s one-value options twice
+    (click would keep the last value and drop the others without a word), else None. A
+    group's arguments are read up to its subcommand's name, then that subcommand's."""
+    takes: dict[str, click.Option] = {}  # every option name that takes a value
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag and not param.count:
+            takes.update((name, param) for name in param.opts)
+    given: dict[str, list[str]] = {}  # option -> "name value" as given, in order
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return None
+        name, inline, value = token.partition("=")
+        option = takes.get(name) if token.startswith("--") else takes.get(token)
+        if option is not None:
+            if not inline:
+                name, value = token, " ".join(args[i + 1:i + 1 + option.nargs])
+                i += option.nargs
+            uses = given.setdefault(option.name or name, [])
+            uses.append(f"{name} {value}")
+            if not option.multiple and len(uses) > 1:
+                return (f"{'/'.join(option.opts)} given more than once ({', '.join(uses)}): "
+                        "it takes one value, and only the last would be used")
+        elif isinstance(command, click.Group) and not token.startswith("-"):
+            sub = command.commands.get(token)
+            return repeated_option(sub, args[i + 1:]) if sub is not None else None
+        i += 1
+    return None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

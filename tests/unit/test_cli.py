@@ -78,6 +78,37 @@ def test_usage_error_is_one_line_naming_the_option(capsys: pytest.CaptureFixture
                    "(see 'hedge simulate --help')"]
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["simulate", "--seed", "0", "--seed=1"], "--seed given more than once (--seed 0, --seed 1)"),
+    (["imkp", "build", "-r", "2", "x", "--reducers", "3", "-o", "m"],
+     "-r/--reducers given more than once (-r 2, --reducers 3)"),
+])
+def test_a_one_value_option_given_twice_is_refused(capsys: pytest.CaptureFixture[str],
+                                                   args: list[str], said: str) -> None:
+    """click keeps an option's last value and drops the others silently; hedge refuses."""
+    assert main(args) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"hedge: error: {said}: it takes one value, and only the last "
+                           "would be used (see 'hedge "), line
+
+
+def test_options_given_once_or_after_a_double_dash_are_not_counted() -> None:
+    from hedge.cli import repeated_option
+    from hedge.sim.cli import simulate
+
+    assert repeated_option(simulate, ["--seed", "0", "--trace", "--seed"]) is None  # a value
+    assert repeated_option(simulate, ["--seed", "0", "--", "--seed", "1"]) is None
+    assert repeated_option(simulate, ["--policy", "none", "--policy", "late"]) is None
+
+
+def test_simulate_runs_every_policy_of_a_repeated_policy_option(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--synthetic", "jobs=2,tasks=3", "--policy", "none",
+                 "--policy", "hadoop,late", "--quiet"]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert rows[rows.index("policy") + 1:][:3] == ["none", "hadoop", "late"]
+
+
 def test_multi_line_hedge_error_is_printed_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     @cli.command("multiline-for-test")
     def multiline() -> None:

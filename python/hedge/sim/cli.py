@@ -149,8 +149,10 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
 @click.option("--synthetic", help="Synthetic workload spec, e.g. "
               "jobs=50,tasks=200,dist=pareto:1.5,straggler_ratio=0.1, or 'default' (the "
               "Google-2011 fit), or 'default:jobs=N' (its first N jobs).")
-@click.option("--policy", "policy", default="none,hadoop", show_default=True,
-              help="Comma-separated policies, or 'all' (every registered policy).")
+@click.option("--policy", "policy", multiple=True, default=("none,hadoop",),
+              show_default=True,
+              help="Comma-separated policies, or 'all' (every registered policy); may be "
+                   "given more than once (--policy none --policy hadoop).")
 @click.option("--cluster", "cluster_text", default="",
               help="e.g. nodes=100,slots=4,heterogeneity=3.0,contention=2.5 "
                    "(see hedge.sim.cluster for every key; keys not given keep the default). "
@@ -183,7 +185,7 @@ def _label(index: int, runs: int, policy: str, seed: int, seeds: int) -> str:
                    "as -D takes them; other properties are skipped.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def simulate(trace: str | None, drop_negative: bool, trace_model: str,
-             synthetic: str | None, policy: str,
+             synthetic: str | None, policy: tuple[str, ...],
              cluster_text: str, seed_text: str, out: str | None, json_path: str | None,
              deadline_factor: float | None, deadline: float | None, blacklist: str | None,
              workers: int, quiet: bool, defines: tuple[str, ...] = (),
@@ -220,7 +222,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     source = WorkloadSource(trace=trace, synthetic=synthetic, drop_negative=drop_negative,
                             trace_model=trace_model)
     seeds = parse_seeds(seed_text)
-    names = _policies(policy, user)
+    names = _policies(",".join(policy), user)
     # a trace is read first: its machines size the cluster; a synthetic workload is built
     # only once the memory check has passed
     workload = workload_for(source, seeds[0]) if trace else None
