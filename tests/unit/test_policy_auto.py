@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import math
 import re
+from types import SimpleNamespace
 
 import numpy as np
 
 from hedge.model import MAP, AttemptState, AttemptTable, ClusterFacts, JobFacts, Snapshot
 from hedge.policy import create
-from hedge.policy.auto import ESTIMATE_LOG_SD, _loser_slot
+from hedge.policy.auto import ESTIMATE_LOG_SD, NoCopyBound, _loser_slot
 
 R = AttemptState.RUNNING
 DONE = [10.0, 11.0, 9.0, 10.5, 9.5]  # completed maps: median 10 s
@@ -281,3 +282,43 @@ def test_no_more_copies_are_asked_than_hadoops_cap_allows() -> None:
     snap.job.n_maps = 80
     asked = create("hedge-auto", probe_races=100).decide(snap).speculate_task
     assert len(asked) == 10
+
+
+def gate_view(now: float, free: int, received: float = 19.0) -> SimpleNamespace:
+    """What the simulator's gate reads of a job of one running attempt (slot 0: started at
+    0, its last report received at ``received``, its next one sent at 123 s) and five
+    completed maps."""
+    return SimpleNamespace(now=now, free_slots=free, completed=np.array([[5, 0]]), hw=3.0,
+                           start=np.array([0.0]), k=np.array([40], np.int64),
+                           r0=np.array([received]), r1=np.array([received - 3.0]))
+
+
+def test_a_judged_no_copy_is_skipped_only_while_it_provably_stands() -> None:
+    """A busy cluster: hedge-auto judges task 7 and copies nothing. While its table stays
+    and the cluster stays busy the simulator's gate may skip the job (the answer stands);
+    once slots free up the same table is worth a copy, so the gate must not skip it."""
+    policy = create("hedge-auto")
+    assert len(policy.decide(snapshot(20.0, [(7, 0.5, 3)], free=0)).speculate_task) == 0
+    slot = np.array([0])
+    assert policy._no_copy_stands(gate_view(21.0, free=0), 0, slot)
+    assert not policy._no_copy_stands(gate_view(21.0, free=100), 0, slot)
+    assert create("hedge-auto").decide(snapshot(20.0, [(7, 0.5, 3)], free=100)).speculate_task.tolist() == [7]
+    # a report received since the judged scan: the table it judged is gone
+    assert not policy._no_copy_stands(gate_view(21.0, free=0, received=20.5), 0, slot)
+    assert not policy._no_copy_stands(gate_view(21.0, free=0), 0, np.array([0, 1]))
+
+
+def test_the_no_copy_bound_lets_a_losing_copys_cost_shrink_with_time() -> None:
+    """Each copy's slot time, min(copy, left) where the AM restarts what it kills, shrinks
+    by at most the time since the judged scan: 10 s of benefit against 30 slot-seconds at
+    weight 0.5 (half the slots busy) stands while 0.5 (30 - dt) > 10: for 10 s."""
+    policy = create("hedge-auto", cost_weight=1.0)
+    policy._no_copy = NoCopyBound(since=20.0, horizon=100.0, running=1, completed=5,
+                                  evidence=None, total_slots=100, benefit=np.array([10.0]),
+                                  slot=np.array([30.0]), k=np.array([1.0]))
+    policy._memory = None
+    slot = np.array([0])
+    # free 50 of 100: busy 0.5, weight 0.5; least cost 0.5 * (30 - dt)
+    assert policy._no_copy_stands(gate_view(29.0, free=50, received=10.0), 0, slot)
+    assert not policy._no_copy_stands(gate_view(31.0, free=50, received=10.0), 0, slot)
+    assert not policy._no_copy_stands(gate_view(100.0, free=50, received=10.0), 0, slot)

@@ -28,9 +28,11 @@ from .test_sim_golden import RUNS, digest, run
 from .test_sim_invariants import CLUSTER, random_workload
 
 # state no skipped scan can matter to: what a detector policy keeps only to validate
-# reports (hedge.model.validate.ReportHistory), and the truth the simulator tells a
-# clairvoyant policy afresh before each decide
-NOT_STATE = {"_history", "_truth"}
+# reports (hedge.model.validate.ReportHistory), the truth the simulator tells a
+# clairvoyant policy afresh before each decide, and hedge-auto's bound of its last judged
+# scan (NoCopyBound), which only its gate reads: a skipped scan would have made a newer,
+# tighter one, and an older one only lets the gate skip less
+NOT_STATE = {"_history", "_truth", "_no_copy"}
 LOCK = type(threading.Lock())
 
 
@@ -59,6 +61,8 @@ def _same(a, b) -> bool:
         return a == b or (np.isnan(a) and np.isnan(b))
     if hasattr(a, "__dict__") and type(a) is type(b):
         return _same_state(vars(a), vars(b))
+    if isinstance(a, tuple | list) and type(a) is type(b):  # hedge-auto's cached belief
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 

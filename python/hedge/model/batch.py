@@ -172,12 +172,13 @@ class SlotView:
         )
 
 
-def own_state_wake(view: SlotView) -> np.ndarray:
+def own_state_wake(view: SlotView, method: str = "_quiet_until") -> np.ndarray:
     """For gates that read each job's own policy (``SlotView.policies``): per due job (index
     ``job + 1``) its policy's ``_quiet_until(view, j, slots)`` (the earliest time its
     ``decide`` could act or change its state, were the job not to change; ``view.now``: at
     once; ``slots``: the job's busy slots), or ``view.now`` while its policy is not made
-    yet; inf for jobs not due."""
+    yet; inf for jobs not due. ``method`` names another method of the same signature (a
+    gate that may skip more than a wake may sleep: ``HedgeAuto._gate_until``)."""
     when = np.full(len(view.due), np.inf)
     policies = view.policies if view.policies is not None else {}
     rows = view.rows()
@@ -186,7 +187,7 @@ def own_state_wake(view: SlotView) -> np.ndarray:
     cut = np.searchsorted(view.job[rows], np.append(jobs, len(view.due))).tolist()
     for i, j in enumerate(jobs.tolist()):
         policy = policies.get(j)
-        when[j + 1] = view.now if policy is None else policy._quiet_until(
+        when[j + 1] = view.now if policy is None else getattr(policy, method)(
             view, j, rows[cut[i]:cut[i + 1]])
     return when
 

@@ -138,9 +138,15 @@ judge no type (too few run times or estimates yet) and follows no race reads onl
 attempt table and the count of completed tasks, so such a job sleeps until one of its
 attempts starts, ends or delivers a report, or a task completes (``_quiet_until``, an
 ``OwnStateGate``; audited at every skipped and slept-through scan by
-tests/unit/test_sim_gate_audit.py and test_sim_gate_sleep.py). A judged job is scanned at
-every scan instant: its answer moves with time (each remaining time shrinks) and with the
-cluster's busy share, and no bound on when it could next change was proven.
+tests/unit/test_sim_gate_audit.py and test_sim_gate_sleep.py). A judged job's answer moves
+with time (each remaining time shrinks) and with the cluster's busy share, so it is gated at
+every scan instant: a judged scan that copied nothing (and follows no race, where the AM
+restarts what it kills) leaves a bound (``NoCopyBound``): while the job's table stays, no
+K's benefit can grow and its cost can shrink by at most K seconds a second, so the gate
+skips the job while, at the busy share of the instant, no K could pay
+(``_no_copy_stands``). Measured on the 22,102-task day, seed 0: scans 36,692 -> 25,791,
+CPU about a tenth less (medians of seven interleaved runs, 17.2 -> 15.5 s); results
+bit-identical (the golden digests, the gate audits, the 97,059-task day's digest).
 """
 
 from __future__ import annotations
@@ -153,7 +159,7 @@ import numpy as np
 
 from hedge.estimate.runtime import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, AttemptTable, Snapshot
-from hedge.model.batch import SlotView
+from hedge.model.batch import SlotView, own_state_wake
 from hedge.policy.auto_kernels import (
     best_count,
     candidates,
@@ -232,6 +238,40 @@ class QuietTable:
     completed: int
 
 
+@dataclass
+class NoCopyBound:
+    """A judged scan that copied nothing, and why it would copy nothing later (the
+    simulator's gate, ``HedgeAuto._no_copy_stands``) while the job's table stays as it was:
+    no report received, attempt started or ended, task completed.
+
+    Then every estimate stays where it was, so every remaining time shrinks by ``dt`` (the
+    time since): per copy drawn, the seconds it saves of the type's finish never grow (the
+    finish shrinks by ``dt``, what else bounds it by at most ``dt``), and its slot time,
+    ``min(copy, left)`` where the AM restarts what it kills, shrinks by at most ``dt``. So
+    for the top K candidates the benefit stays at most ``benefit[K - 1]`` and the cost at
+    least ``weight * max(slot[K - 1] - K dt, 0)``, with the busy share's weight at that time.
+
+    - ``since``: the scan's time; ``horizon``: when the first running attempt's remaining
+      time reaches 0 (beyond, a candidate drops out and another may enter);
+    - ``running``, ``completed``: the job's running attempts and completed tasks then;
+    - ``evidence``: the cluster's race evidence the belief came from (None: the job's own);
+    - ``total_slots``: the cluster's slots then (the busy share's denominator);
+    - ``benefit``, ``slot``, ``k``: over the types judged, each K whose expected saving of
+      its type's finish reached ``min_saving`` (less a rounding margin; no other K can
+      ever pay while the table stays): that saving, the cumulative expected slot time of
+      the top K copies, and K."""
+
+    since: float
+    horizon: float
+    running: int
+    completed: int
+    evidence: np.ndarray | None
+    total_slots: int
+    benefit: np.ndarray
+    slot: np.ndarray
+    k: np.ndarray
+
+
 @register
 class HedgeAuto(OwnStateGate, Policy):
     """Cost-aware copies with skew triage and race learning (see the module docstring).
@@ -295,6 +335,7 @@ class HedgeAuto(OwnStateGate, Policy):
         self._cluster_belief: tuple[np.ndarray, np.ndarray] | None = None
         self._weighed: set[int] = set()  # a small job's tasks judged on the pooled basis
         self._quiet: QuietTable | None = None  # the last scan's table, if it was quiet
+        self._no_copy: NoCopyBound | None = None  # the last scan, if judged and quiet
 
     def join(self, shared: dict[str, object]) -> None:
         """Share the cluster's memory with its other hedge-auto jobs: race evidence with
@@ -342,6 +383,7 @@ class HedgeAuto(OwnStateGate, Policy):
         remaining, hidden, reopened = self._reopened(a, remaining, running, per_task, kills)
         chosen: list[int] = []
         judged = rescan = pooled = False
+        bounds: list[tuple[np.ndarray, np.ndarray] | None] = []  # per type judged (_judge)
         job = snapshot.job
         for task_type, n_of_type in ((MAP, job.n_maps), (REDUCE, job.n_reduces)):
             if not n_of_type and not self.pool_small:
@@ -360,7 +402,7 @@ class HedgeAuto(OwnStateGate, Policy):
                           self._peers_needed)
             if basis is not None and of_type.any():
                 chosen += self._judge(snapshot, basis, of_type & ~hidden, waiting & typed,
-                                      per_task, remaining, total)
+                                      per_task, remaining, total, bounds)
                 judged |= not basis.pooled
             # a small job's tasks are weighed once each, when first they can be (running,
             # with an estimate, the cluster taught): until then it rescans, for no
@@ -387,6 +429,9 @@ class HedgeAuto(OwnStateGate, Policy):
             self._lost.add(task)
         self._quiet = None if (judged or chosen or kills or self._races or reopened
                                or pooled) else self._quiet_table(snapshot, running)
+        self._no_copy = (self._no_copy_bound(snapshot, running, remaining, bounds)
+                         if judged and not (chosen or kills or self._races or reopened
+                                            or pooled) else None)
         if not (judged or chosen):
             if kills or rescan:
                 return Actions(kill_attempt=kills)
@@ -409,12 +454,42 @@ class HedgeAuto(OwnStateGate, Policy):
         completed = len(job.completed_map_runtimes) + len(job.completed_reduce_runtimes)
         return QuietTable(key, snapshot.now, int(running.sum()), completed)
 
+    def _no_copy_bound(self, snapshot: Snapshot, running: np.ndarray, remaining: np.ndarray,
+                       bounds: list[tuple[np.ndarray, np.ndarray] | None]
+                       ) -> NoCopyBound | None:
+        """The bound of a judged scan that copied nothing (``NoCopyBound``), or None where
+        it proves nothing: the AM ends what it kills alone (a losing copy's slot time then
+        follows the kill rule, not ``min(copy, left)``), a type's figures were not finite or
+        only the cap held a copy back, or an attempt is already past its estimate."""
+        if not snapshot.cluster.kills_restart or any(b is None for b in bounds):
+            return None
+        left = remaining[running]
+        left = left[np.isfinite(left)]
+        if len(left) and not left.min() > 0:
+            return None
+        job = snapshot.job
+        memory = self._memory if self.pool_races else None
+        benefit = np.concatenate([b[0] for b in bounds if b is not None] or [np.empty(0)])
+        slot = np.concatenate([b[1] for b in bounds if b is not None] or [np.empty(0)])
+        k = np.concatenate([np.arange(1, len(b[0]) + 1) for b in bounds if b is not None]
+                           or [np.empty(0)])
+        may = benefit > self.min_saving - _margin(benefit)
+        return NoCopyBound(
+            since=snapshot.now,
+            horizon=snapshot.now + (float(left.min()) if len(left) else math.inf),
+            running=int(running.sum()),
+            completed=len(job.completed_map_runtimes) + len(job.completed_reduce_runtimes),
+            evidence=memory.evidence if memory is not None else None,
+            total_slots=int(snapshot.cluster.total_slots),
+            benefit=benefit[may], slot=slot[may], k=k[may].astype(float))
+
     # ----------------------------------------------------------------- simulator gate
     # A scan that could neither judge a type nor act, with no race to follow, reads only
     # the attempt table and the completed tasks' count (whether enough run times or
     # estimates exist to judge, whether more estimates are coming), so a job sleeps until
-    # its table could change (issue 21; OwnStateGate). A judged job is scanned at every
-    # scan instant: its answer moves with time and the cluster's busy share.
+    # its table could change (issue 21; OwnStateGate). A judged job is gated at every scan
+    # instant (its answer moves with time and the cluster's busy share), and skipped while
+    # its last judged scan's no-copy answer provably stands (NoCopyBound).
     def _quiet_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
         """``view.now`` unless the last scan was quiet (``QuietTable``) and the job's
         table is still that one: as many running attempts, no completed task, start or
@@ -428,6 +503,43 @@ class HedgeAuto(OwnStateGate, Policy):
             return now
         return table_quiet(slots, view.start, view.k, view.r0, view.r1, view.hw, now,
                            q.since)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): ``_quiet_until`` is now, and its last judged
+        scan's no-copy answer is not known to stand (``_no_copy_stands``). A job skipped so
+        wakes at its next scan instant (``needs_scan_from`` reads ``_quiet_until`` alone),
+        where this is asked again."""
+        return own_state_wake(view, "_gate_until") <= view.now
+
+    def _gate_until(self, view: SlotView, j: int, slots: np.ndarray) -> float:
+        """``_quiet_until``, or inf (skip this instant) where that is now but the last
+        judged scan's answer, no copy, provably stands."""
+        when = self._quiet_until(view, j, slots)
+        if when <= view.now and self._no_copy_stands(view, j, slots):
+            return math.inf
+        return when
+
+    def _no_copy_stands(self, view: SlotView, j: int, slots: np.ndarray) -> bool:
+        """Whether ``decide`` would copy nothing now, from the last judged scan's bound
+        (``NoCopyBound``): the job's table is the one it judged, the cluster's belief too,
+        the horizon is not reached, and for every K the benefit stays below ``min_saving``
+        or below the least cost the busy share now allows (with a margin for rounding)."""
+        b, now = self._no_copy, view.now
+        if (b is None or now >= b.horizon or len(slots) != b.running
+                or int(view.completed[j].sum()) != b.completed):
+            return False
+        if self.pool_races and self._memory is not None and (
+                self._memory.evidence is not b.evidence):
+            return False
+        if table_quiet(slots, view.start, view.k, view.r0, view.r1, view.hw, now,
+                       b.since) <= now:
+            return False  # a report received or an attempt started since
+        if not len(b.benefit):
+            return True  # no K saves min_saving: none will while the table stays
+        busy = (self.assumed_busy if b.total_slots <= 0
+                else 1.0 - int(view.free_slots) / b.total_slots)
+        least = self.cost_weight * busy * np.maximum(b.slot - b.k * (now - b.since), 0.0)
+        return not (b.benefit - least > -_margin(b.benefit)).any()
 
     def _reopened(self, a: AttemptTable, remaining: np.ndarray, running: np.ndarray,
                   per_task: np.ndarray, kills: list[int],
@@ -516,9 +628,13 @@ class HedgeAuto(OwnStateGate, Policy):
 
     def _judge(self, snapshot: Snapshot, basis: Basis, of_type: np.ndarray,
                waiting_of_type: np.ndarray, per_task: np.ndarray, remaining: np.ndarray,
-               total: np.ndarray) -> list[int]:
+               total: np.ndarray,
+               bounds: list[tuple[np.ndarray, np.ndarray] | None]) -> list[int]:
         """The tasks of one type worth a copy now: the K slowest candidates, for the K whose
-        expected saving of the type's finish time exceeds their copies' cost by most."""
+        expected saving of the type's finish time exceeds their copies' cost by most.
+        Appends to ``bounds`` what a later scan's no-copy answer may be bounded by
+        (``NoCopyBound``: per K the benefit and cumulative slot time; None where nothing is
+        proven: only the cap held copies back, or a figure was not finite)."""
         a = snapshot.attempts
         m = basis.m
         input_ratio, scale = self._input_scale(snapshot, of_type, total)
@@ -549,12 +665,16 @@ class HedgeAuto(OwnStateGate, Policy):
                                   rest)
         best_k, benefit, cost = self._best_count(snapshot, saving, slot, basis.belief)
         if not best_k:
+            by_k = basis.belief @ saving, np.cumsum(basis.belief @ slot)
+            bounds.append(by_k if np.isfinite(by_k[0]).all() and np.isfinite(by_k[1]).all()
+                          else None)
             if log.isEnabledFor(logging.DEBUG):
                 self._log_no_copy(snapshot, int(a.task[rows[0]]), remaining[rows[0]],
                                   finish, saving, slot, basis)
             return []
         room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
+        bounds.append(None)  # a copy pays: only the cap (or nothing) holds it back
         if len(chosen) < best_k:
             log.debug("no copy tasks=%s reason=cap room=%d", a.task[rows[len(chosen):best_k]],
                       room)
@@ -834,6 +954,12 @@ def _loser_slot(copy: np.ndarray, left: np.ndarray, check: float,
     c, t = copy[tie], left[tie]
     slot[tie] = np.minimum(t, np.maximum(check, (1.0 - np.log(c / t) / width) * c))
     return slot
+
+
+def _margin(benefit: np.ndarray) -> np.ndarray:
+    """How far a bound's figures may sit from the same sums computed at a later scan, in
+    another order or with other rounding: well above float error, far below a second."""
+    return 1e-9 * (1.0 + np.abs(benefit))
 
 
 def _normalised(log_weights: np.ndarray) -> np.ndarray:
