@@ -63,6 +63,8 @@ def _same(a, b) -> bool:
         return _same_state(vars(a), vars(b))
     if isinstance(a, tuple | list) and type(a) is type(b):  # hedge-auto's cached belief
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):  # hedge-auto's races, in their order
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     return a == b
 
 
