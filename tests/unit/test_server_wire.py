@@ -45,6 +45,21 @@ def test_round_trip_keeps_every_column_at_millisecond_resolution() -> None:
                                atol=1e-6)
 
 
+def test_a_report_received_in_the_scan_times_millisecond_is_not_after_it() -> None:
+    """The shim sends the scan time as the latest time it has seen, often a report's own
+    (whole ms). Converted as the job's start in seconds plus the report's, it came out
+    0.2 us after the scan time, and the server refused the scan (CI, a real MRAppMaster:
+    report_received = 1795837065.6030002 after the scan time)."""
+    job_start, now = 1795830661.202, 1795830689.287  # 28,085 ms apart
+    assert 1795830661202 * 1e-3 + 28085 * 1e-3 > now  # the sum the decoder used to make
+    a = table(1)
+    a.start[:] = job_start + 1.0
+    a.report_sent[:] = a.report_received[:] = now
+    data = wire.encode_request(a, seq=1, now=now, job_start=job_start, n_maps=1, n_reduces=0)
+    r = wire.decode_request(data[:wire.REQUEST.size], data[wire.REQUEST.size:])
+    assert r.attempts.report_received.tolist() == [r.now] == [now]
+
+
 def test_hand_packed_single_row_decodes_as_documented() -> None:
     # one map attempt: start +1.5 s, report +4 s, progress 0.5, node 0, no first progress
     body = struct.pack("<dd", 64.0, 128.0) + struct.pack("<iiiiii", 0, 9, 0, 1500,

@@ -132,9 +132,12 @@ def body_size(n_rows: int, n_done_maps: int, n_done_reduces: int, node_bytes: in
             + node_bytes)
 
 
-def _times(column: np.ndarray, base: float) -> np.ndarray:
-    """Seconds since the epoch of i32 ms after ``base`` (one column, or several stacked)."""
-    seconds = base + column.astype(np.float64) * 1e-3
+def _times(column: np.ndarray, start_ms: int) -> np.ndarray:
+    """Seconds since the epoch of i32 ms after ``start_ms`` (one column, or several
+    stacked), converted as the scan time is: whole ms first, then one product. (The job's
+    start in seconds plus the column's seconds rounds otherwise: a report received in the
+    scan's own millisecond came out 0.2 us after it, and the scan was refused.)"""
+    seconds = (start_ms + column.astype(np.int64)) * 1e-3
     seconds[column == MISSING] = np.nan
     return seconds
 
@@ -185,13 +188,12 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     if body_len != expected or len(body) != expected:
         raise HedgeError(f"scan request: body of {len(body)} bytes (header says {body_len}), "
                          f"expected {expected} for {n_rows} rows")
-    base = start_ms * 1e-3
-    attempts, offset = _attempts(body, n_rows, base)
+    attempts, offset = _attempts(body, n_rows, start_ms)
     done_maps = _runtimes(body, n_done_maps, offset)
     offset += 4 * n_done_maps
     done_reduces = _runtimes(body, n_done_reduces, offset)
     offset += 4 * n_done_reduces
-    ended, offset = _ended(body, n_removed, offset, base)
+    ended, offset = _ended(body, n_removed, offset, start_ms)
     try:
         text = bytes(body[offset:offset + node_bytes]).decode("utf-8")
     except UnicodeDecodeError:
@@ -200,7 +202,7 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     if any(not name for name in new_nodes):
         raise HedgeError("scan request: empty node name in the node list")
     return ScanRequest(
-        seq=seq, now=now_ms * 1e-3, job_start=base,
+        seq=seq, now=now_ms * 1e-3, job_start=start_ms * 1e-3,
         deadline=None if deadline_ms < 0 else deadline_ms * 1e-3,
         n_maps=n_maps, n_reduces=n_reduces, attempts=attempts,
         completed_map_runtimes=done_maps, completed_reduce_runtimes=done_reduces,
@@ -213,12 +215,12 @@ def decode_request(header: bytes, body: bytes | bytearray | memoryview) -> ScanR
     )
 
 
-def _attempts(body: bytes | bytearray | memoryview, n: int, base: float,
+def _attempts(body: bytes | bytearray | memoryview, n: int, start_ms: int,
               ) -> tuple[AttemptTable, int]:
     """The attempt rows in the model's dtypes (the f8 columns stay views of ``body``)."""
     (floats, i32, f32, u8), offset = _blocks(body, n, 0, COLUMNS)
     ints = i32[:3].astype(np.int64)  # task, attempt, node
-    times = _times(i32[3:], base)  # start, first_progress_time, report
+    times = _times(i32[3:], start_ms)  # start, first_progress_time, report
     fractions = f32.astype(np.float64)  # first_progress, progress
     codes = u8[:2].astype(np.int8)  # task_type, state (the cast AttemptTable's makes)
     # the AM only knows when a report arrived: one column for sent and received
@@ -236,7 +238,7 @@ def _runtimes(body: bytes | bytearray | memoryview, n: int, offset: int) -> np.n
     return np.frombuffer(body, "<f4", n, offset).astype(np.float64)
 
 
-def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, base: float,
+def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, start_ms: int,
            ) -> tuple[dict[str, np.ndarray], int]:
     """The ended attempts: key, task, node, final state (checked), copy flag, start and end
     in seconds, input bytes."""
@@ -253,7 +255,7 @@ def _ended(body: bytes | bytearray | memoryview, n: int, offset: int, base: floa
                          f"state {int(state[bad][0])}, expected 2 (succeeded), 3 "
                          "(killed) or 4 (failed)")
     ints = i32[:3].astype(np.int64)  # key, task, node
-    times = _times(i32[3:], base)  # start, end
+    times = _times(i32[3:], start_ms)  # start, end
     return {"key": ints[0], "task": ints[1], "node": ints[2], "state": state,
             "speculative": u8[1].astype(bool), "start": times[0], "end": times[1],
             "input_bytes": floats[0]}, offset
