@@ -668,14 +668,15 @@ class HedgeAuto(OwnStateGate, Policy):
                                   remaining[rows], basis.residual, check, self.kill_z, width,
                                   math.exp(width), math.exp(width * ERROR_FLOOR), finish,
                                   rest)
-        best_k, benefit, cost = self._best_count(snapshot, saving, slot, basis.belief)
+        # per K, weighed by the belief once: the mean saving and the K-th copy's slot time
+        saving_k, slot_k = basis.belief @ saving, basis.belief @ slot
+        best_k, benefit, cost = self._best_count(snapshot, saving_k, slot_k)
         if not best_k:
-            by_k = basis.belief @ saving, np.cumsum(basis.belief @ slot)
-            bounds.append(by_k if np.isfinite(by_k[0]).all() and np.isfinite(by_k[1]).all()
-                          else None)
+            finite = np.isfinite(saving_k).all() and np.isfinite(slot_k).all()
+            bounds.append((saving_k, np.cumsum(slot_k)) if finite else None)
             if log.isEnabledFor(logging.DEBUG):
                 self._log_no_copy(snapshot, int(a.task[rows[0]]), remaining[rows[0]],
-                                  finish, saving, slot, basis)
+                                  finish, saving_k[0], slot_k[0], basis)
             return []
         room = min(self._room(), max(snapshot_room(snapshot, HADOOP_DEFAULTS), 0))
         chosen = [int(a.task[r]) for r in rows[:min(best_k, room)]]
@@ -696,15 +697,15 @@ class HedgeAuto(OwnStateGate, Policy):
         return chosen
 
     def _log_no_copy(self, snapshot: Snapshot, task: int, remaining: float, finish: float,
-                     saving: np.ndarray, slot: np.ndarray, basis: Basis) -> None:
+                     saving: float, slot: float, basis: Basis) -> None:
         """Why the slowest candidate gets no copy: its expected saving of the type's finish
-        against its copy's cost (both as ``_best_count`` weighs them)."""
-        belief = basis.belief
+        against its copy's cost (``saving``, ``slot``: its copy alone, as ``_best_count``
+        weighs them)."""
         weight = self.cost_weight * self._busy(snapshot)
         log.debug("no copy task=%d reason=cost remaining=%.1f finish=%.1f m=%.1f "
                   "benefit=%.1f cost=%.1f min_saving=%.1f lam=%.2f", task, remaining, finish,
-                  basis.m, float(belief @ saving[:, 0]), weight * float(belief @ slot[:, 0]),
-                  self.min_saving, float(belief @ LAMBDAS))
+                  basis.m, float(saving), weight * float(slot), self.min_saving,
+                  float(basis.belief @ LAMBDAS))
 
     @staticmethod
     def _finish_bounds(snapshot: Snapshot, of_type: np.ndarray, waiting: bool,
@@ -720,17 +721,17 @@ class HedgeAuto(OwnStateGate, Policy):
         return finish_bounds(remaining, snapshot.attempts.task, np.flatnonzero(of_type), rows,
                              m, m if waiting else 0.0)
 
-    def _best_count(self, snapshot: Snapshot, saving: np.ndarray, slot: np.ndarray,
-                    belief: np.ndarray) -> tuple[int, float, float]:
+    def _best_count(self, snapshot: Snapshot, saving: np.ndarray,
+                    slot: np.ndarray) -> tuple[int, float, float]:
         """(K, its benefit, its cost): the number of top candidates whose copies' expected
         saving of the type's finish beats their summed cost by most (0: none pays).
 
-        ``saving``/``slot``: per lam and K, the mean saving of the type's finish once the
-        top K are copied, and the K-th copy's mean slot time (``judge_core``); ``belief``:
-        the probability of each lam."""
+        ``saving``/``slot``: per K, weighed by the belief about lam, the mean saving of the
+        type's finish once the top K are copied, and the K-th copy's mean slot time
+        (``judge_core``'s rows times the belief)."""
         # cost: cumsum(weight * slot); net: benefit - cost where benefit >= min_saving, else 0
-        return best_count(belief @ saving, belief @ slot,
-                          self.cost_weight * self._busy(snapshot), self.min_saving)
+        return best_count(saving, slot, self.cost_weight * self._busy(snapshot),
+                          self.min_saving)
 
     @staticmethod
     def _check_time(snapshot: Snapshot, of_type: np.ndarray) -> float:
