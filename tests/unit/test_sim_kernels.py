@@ -1,4 +1,4 @@
-"""Compiled per-step kernels (hedge.sim.kernels, HadoopDefault.needs_scan_slots) against
+"""Compiled per-step kernels (hedge.sim.kernels, the hadoop and mantri needs_scan_slots) against
 their numpy references: bit-identical state and results, and a gate that never clears a
 job the numpy gate wants scanned."""
 
@@ -139,6 +139,30 @@ def test_hadoop_slot_gate_equals_the_numpy_gate(params):
     assert wanted > 30 and cleared > 30  # both outcomes exercised
     mark, acc_run, acc_spec = policy._scratch
     assert not mark.any() and not acc_run.any() and not acc_spec.any()  # scratch left zeroed
+
+
+@pytest.mark.parametrize("params", [{}, {"max_copies": 1}, {"margin": 0.0}])
+def test_mantri_slot_gate_equals_the_numpy_gate(params):
+    """With no job's policy made yet (``view.policies`` None) every pruning candidate's job
+    is wanted, so the compiled gate must want exactly the jobs of ``needs_scan``'s rows."""
+    rng = np.random.default_rng(12)
+    policy = create("mantri", **params)
+    wanted = cleared = barred = 0
+    for _ in range(300):
+        view = _random_view(rng, int(rng.integers(1, 80)), int(rng.integers(1, 8)))
+        view.free_slots = int(rng.choice([0, 5]))
+        if rng.random() < 0.4:  # fewer candidates: tasks of one attempt, longer means
+            view.task_attempts = np.minimum(view.task_attempts, 1)
+            view.completed_mean = view.completed_mean + rng.uniform(0, 100)
+        batch = view.to_batch()
+        ref = np.zeros(len(view.due), dtype=bool)
+        ref[batch.job[policy.needs_scan(batch)] + 1] = True
+        got = policy.needs_scan_slots(view)
+        assert got.dtype == bool and np.array_equal(got, ref)
+        wanted += int(got.any())
+        cleared += int(view.due.any() and not got.any())
+        barred += int(view.free_slots == 0 and got.any())
+    assert wanted > 30 and cleared > 30 and barred > 10  # every outcome exercised
 
 
 def _fingerprint(result) -> tuple:

@@ -232,12 +232,14 @@ class Mantri(Policy):
         test): of the fitted day's scans that ``needs_scan`` wanted, about half found
         nothing to do for that reason alone (issue 21). A job whose policy is not made yet
         is wanted as before."""
-        batch = view.to_batch()
-        prune, copy = self._scan_rows(batch)
-        want = np.zeros(len(view.due), dtype=bool)
-        want[batch.job[copy] + 1] = True
+        copies_barred = view.free_slots is not None and view.free_slots <= 0
+        want, prunes = _mantri_gate(view.now, view.hw, self.margin, self.max_copies,
+                                    copies_barred, view.due, view.job, view.task,
+                                    view.start, view.k, view.p0, view.p1, view.r0,
+                                    view.task_type, view.task_attempts,
+                                    view.completed_mean)
         policies = view.policies or {}
-        for j in np.unique(batch.job[prune & ~want[batch.job + 1]]).tolist():
+        for j in (np.flatnonzero(prunes & ~want) - 1).tolist():
             policy = policies.get(j)
             want[j + 1] = policy is None or not view.now - policy._last_prune < policy.prune_every
         return want
@@ -509,6 +511,39 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         if job[s] >= 0:
             mark[job[s] * 2 + task_type[task[s]]] = False
     return want
+
+
+@njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
+def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, start, k, p0,
+                 p1, r0, task_type, attempts, completed_mean):  # pragma: no cover - compiled
+    """``Mantri._scan_rows`` per due job, in one pass over the slots (issue 21: the numpy
+    form gathered a ``ScanBatch`` at every gated step). Per busy slot of a due job: the
+    AM's report (``k`` once received, else ``k - 1``, as ``SlotView.to_batch``), its time
+    left ``(1 - p) / rate`` aged by the time since the report (NaN while ``p <= 0``).
+    Returns per job + 1: a slot that may deserve another copy (``want``), and a pruning
+    candidate (``prunes``: its task has several attempts and it has an estimate)."""
+    want = np.zeros(len(due), np.bool_)
+    prunes = np.zeros(len(due), np.bool_)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        if r0[s] <= now:
+            p, sent = p0[s], start[s] + k[s] * hw
+        else:
+            p, sent = p1[s], start[s] + (k[s] - 1) * hw
+        if not p > 0:
+            continue  # no estimate: neither a candidate nor a copy (NaN compares False)
+        left = (1.0 - p) / (p / (sent - start[s])) - (now - sent)
+        n = attempts[task[s]]
+        if n > 1 and np.isfinite(left):
+            prunes[j + 1] = True
+        if copies_barred or not n - 1 < max_copies:
+            continue
+        expected = completed_mean[j, task_type[task[s]]]
+        if left > expected + margin - 1e-6 * (1 + abs(expected)):
+            want[j + 1] = True
+    return want, prunes
 
 
 @njit(cache=True, inline="always")
