@@ -165,6 +165,58 @@ def test_mantri_slot_gate_equals_the_numpy_gate(params):
     assert wanted > 30 and cleared > 30 and barred > 10  # every outcome exercised
 
 
+def _maps_view(hw: float, n_slots: int = 2, start0: float = 45.0) -> SlotView:
+    """One job whose maps run on ``n_slots`` slots (tasks 0, 1, ...; task ``n_slots`` is the
+    empty slots'), each its task's only attempt, at ``now`` 100: slot 0 started at
+    ``start0`` and works at half the others' rate (0.005 progress/s; they started at 0).
+    Each holds its latest report, received 0.1 s after it was sent."""
+    start = np.array([start0] + [0.0] * (n_slots - 1))
+    rate = np.array([0.005] + [0.01] * (n_slots - 1))
+    k = np.floor((100.0 - 0.1 - start) / hw).astype(np.int64)
+    tasks = np.arange(n_slots + 1)
+    ones = np.ones(n_slots + 1, dtype=np.int64)
+    ones[-1] = 0
+    return SlotView(
+        now=100.0, hw=hw, due=np.array([False, True]), job=np.zeros(n_slots, np.int64),
+        task=tasks[:-1], start=start, k=k, p0=rate * k * hw, p1=rate * (k - 1) * hw,
+        r0=start + k * hw + 0.1, r1=start + (k - 1) * hw + 0.1,
+        task_type=np.full(n_slots + 1, MAP, np.int8), task_attempts=ones, task_running=ones,
+        n_tasks=np.array([[n_slots, 0]]), completed=np.zeros((1, 2)),
+        completed_mean=np.full((1, 2), np.nan), completed_std=np.full((1, 2), np.nan),
+        free_slots=3)
+
+
+def test_late_wakes_a_job_when_its_slow_attempt_comes_of_age_before_its_next_report():
+    late = create("late")  # min_elapsed 60: slot 0 comes of age at 105
+    view = _maps_view(hw=40.0)  # next reports sent at 125 (slot 0) and 120
+    assert not late.needs_scan_slots(view)[1]
+    wake = late.needs_scan_from(view)[1]
+    assert 105.0 - 1e-6 < wake <= 105.0
+    view.now = 105.0
+    assert late.needs_scan_slots(view)[1]  # the slow slot now flags: woken in time
+    view.now = 104.9
+    assert not late.needs_scan_slots(view)[1]
+
+
+def test_late_wakes_a_job_at_its_next_report_and_never_where_no_cell_could_flag():
+    late = create("late")
+    assert late.needs_scan_slots(_maps_view(hw=3.0, start0=0.0))[1]  # of age and slower
+    view = _maps_view(hw=3.0)  # slot 0 of age at 105; both send their next report at 102
+    assert not late.needs_scan_slots(view)[1]
+    assert late.needs_scan_from(view)[1] == 102.0
+    view.r0[1] = 100.5  # slot 1's report on its way: received at 100.5
+    assert late.needs_scan_from(view)[1] == 100.5
+    assert late.needs_scan_from(_maps_view(3.0, n_slots=1, start0=0.0))[1] == np.inf  # alone
+    copied = _maps_view(hw=3.0, start0=0.0)
+    copied.task_attempts[:2] = 2  # every task copied already: no slot can flag
+    assert late.needs_scan_from(copied)[1] == np.inf
+    full = _maps_view(hw=3.0)
+    full.free_slots = 0  # a slot freed by another job is no change of this one
+    assert late.needs_scan_from(full)[1] == full.now
+    busy, single = late._wake_scratch
+    assert not busy.any() and not single.any()  # scratch left zeroed
+
+
 def _fingerprint(result) -> tuple:
     a = result.attempts
     return tuple(np.ascontiguousarray(x).tobytes() for x in (

@@ -84,6 +84,7 @@ class Late(Policy):
         self.speculative_cap = speculative_cap
         self.min_elapsed = min_elapsed
         self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # _late_gate's
+        self._wake_scratch: tuple[np.ndarray, np.ndarray] | None = None  # _late_wake's
 
     def decide(self, snapshot: Snapshot) -> Actions:
         a, now = snapshot.attempts, snapshot.now
@@ -158,6 +159,22 @@ class Late(Policy):
         return _late_gate(view.now, view.hw, self.slow_task_threshold, self.min_elapsed,
                           view.due, view.job, view.task, view.start, view.k, view.p0,
                           view.p1, view.r0, view.task_type, view.task_attempts, mark, rate)
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
+        were nothing about the job to change (``hedge.model.batch``; ``_late_wake``): at
+        its next report received, or when an uncopied attempt comes of age; never while
+        none of its cells could flag; at once while the cluster has no free slot (another
+        job's attempt ending frees one)."""
+        if view.free_slots is not None and view.free_slots <= 0:
+            return np.where(view.due, view.now, np.inf)
+        n_cells = 2 * len(view.n_tasks)
+        if self._wake_scratch is None or len(self._wake_scratch[0]) != n_cells:
+            self._wake_scratch = (np.zeros(n_cells, np.int64), np.zeros(n_cells, np.int64))
+        busy, single = self._wake_scratch
+        return _late_wake(view.now, view.hw, self.min_elapsed, view.due, view.job, view.task,
+                          view.start, view.k, view.r0, view.task_type, view.task_attempts,
+                          busy, single)
 
     def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
         """Nodes whose mean progress rate is below the slow-node quantile."""
@@ -511,6 +528,49 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         if job[s] >= 0:
             mark[job[s] * 2 + task_type[task[s]]] = False
     return want
+
+
+@njit(cache=True)
+def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, attempts,
+               busy, single):  # pragma: no cover - compiled
+    """``Late.needs_scan_from`` (without its free-slot test, made by the caller).
+
+    Between two reports the AM receives, ``_late_gate``'s rates stay put; with no attempt
+    starting or ending the cells' members and their tasks' attempt counts stay put too.
+    So the gate's answer can move only when a report is received or an uncopied attempt
+    comes of age (``min_elapsed``). A cell (job, type) can flag only with two busy slots
+    (rated or not yet) and one of its task's only attempt: per due job, the least over
+    the slots of such cells of their next report's earliest receipt (``r0`` while on its
+    way, else its send time ``start + (k + 1) hw``: no report arrives before it is sent)
+    and, for an uncopied slot not yet of age, a hair before it comes of age; inf when no
+    cell can flag. ``busy``/``single``: zeroed per-cell scratch, left zeroed."""
+    wake = np.full(len(due), np.inf)
+    for s in range(len(job)):
+        j = job[s]
+        if j >= 0 and due[j + 1]:
+            c = j * 2 + task_type[task[s]]
+            busy[c] += 1
+            if attempts[task[s]] == 1:
+                single[c] += 1
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        c = j * 2 + task_type[task[s]]
+        if busy[c] < 2 or single[c] < 1:
+            continue
+        at = r0[s] if r0[s] > now else start[s] + (k[s] + 1) * hw
+        if attempts[task[s]] == 1 and not now - start[s] >= min_elapsed - 1e-9:
+            age = start[s] + min_elapsed - 1e-9
+            at = min(at, age - 1e-9 * (1.0 + abs(age)))
+        wake[j + 1] = min(wake[j + 1], max(at, now))
+    for s in range(len(job)):
+        j = job[s]
+        if j >= 0 and due[j + 1]:
+            c = j * 2 + task_type[task[s]]
+            busy[c] = 0
+            single[c] = 0
+    return wake
 
 
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
