@@ -174,8 +174,8 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
 
 @pytest.mark.parametrize("policy", ["adaptive", "late", "mantri", "oracle", "spark"])
 def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
-    """``needs_scan_slots`` (numba, or for mantri numpy with its jobs' prune timers: what
-    runs) against ``needs_scan`` over ``to_batch()`` (the reference) at every gated step of
+    """``needs_scan_slots`` (numba; for mantri with its jobs' prune timers: what runs)
+    against ``needs_scan`` over ``to_batch()`` (the reference) at every gated step of
     a run."""
     compared = []
     gate = AppMasters._gated

@@ -21,10 +21,10 @@ from .test_sim_golden import RUNS, digest, run
 from .test_sim_invariants import CLUSTER
 
 # their jobs sleep past scan instants: by the policy's needs_scan_from (hadoop, spark,
-# oracle, late) or when Hadoop's cap leaves no room (adaptive has only the latter)
+# oracle, late, mantri) or when Hadoop's cap leaves no room (adaptive has only the latter)
 # (fresh-*: until their rule could flag or a report could arrive; slow golden runs;
 # hedge-auto: a job that can judge nothing yet, until a report, start or completion)
-SLEEPERS = ["hadoop", "late", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
+SLEEPERS = ["hadoop", "late", "mantri", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
             "chronos-resume", "hedge-auto",
             *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
@@ -111,7 +111,8 @@ def test_sleeping_audited_in_every_golden_run(policy, monkeypatch):
     assert audit.own.skipped + audit.caps.skipped > 100
 
 
-@pytest.mark.parametrize("policy", ["hadoop", "spark", "oracle", "hedge-auto", "late"])
+@pytest.mark.parametrize("policy", ["hadoop", "spark", "oracle", "hedge-auto", "late",
+                                    "mantri"])
 def test_sleeping_keeps_results_bit_identical_to_the_ungated_run(policy):
     wl = default_workload(3, n_jobs=40 if policy != "oracle" else 12)
     gated = simulate(wl, policy, CLUSTER, seed=2, deadline_factor=2.0)

@@ -200,7 +200,8 @@ def test_late_wakes_a_job_when_its_slow_attempt_comes_of_age_before_its_next_rep
 
 def test_late_wakes_a_job_at_its_next_report_and_never_where_no_cell_could_flag():
     late = create("late")
-    assert late.needs_scan_slots(_maps_view(hw=3.0, start0=0.0))[1]  # of age and slower
+    flags = _maps_view(hw=3.0, start0=0.0)  # of age and slower: flags now, so wakes now
+    assert late.needs_scan_slots(flags)[1] and late.needs_scan_from(flags)[1] == flags.now
     view = _maps_view(hw=3.0)  # slot 0 of age at 105; both send their next report at 102
     assert not late.needs_scan_slots(view)[1]
     assert late.needs_scan_from(view)[1] == 102.0
@@ -215,6 +216,28 @@ def test_late_wakes_a_job_at_its_next_report_and_never_where_no_cell_could_flag(
     assert late.needs_scan_from(full)[1] == full.now
     busy, single = late._wake_scratch
     assert not busy.any() and not single.any()  # scratch left zeroed
+
+
+def test_mantri_wakes_a_job_at_a_report_or_when_its_prune_timer_is_due():
+    gate = create("mantri", max_copies=1)
+    # slot 0 holds report 1 (sent 85, progress 0.2): 160 s left at its rate, 145 by now
+    view = _maps_view(hw=40.0)  # next reports sent at 125 (slot 0) and 120 (slot 1)
+    view.completed_mean[:] = 200.0  # 145 < 200 + 30: no copy, and less as time passes
+    assert not gate.needs_scan_slots(view)[1]
+    assert gate.needs_scan_from(view)[1] == 120.0
+    view.completed_mean[:] = 100.0  # 145 > 100 + 30: a copy now
+    assert gate.needs_scan_from(view)[1] == view.now
+    view = _maps_view(hw=40.0)
+    view.completed_mean[:] = 200.0
+    view.task_attempts[:2] = 2  # both copied: no more copies, both pruning candidates
+    assert gate.needs_scan_from(view)[1] == view.now  # no policy made yet: at once
+    own = create("mantri", max_copies=1)
+    own._last_prune = 80.0  # prune_every 30: due at 110
+    view.policies = {0: own}
+    assert not gate.needs_scan_slots(view)[1]
+    assert 110.0 - 1e-6 < gate.needs_scan_from(view)[1] <= 110.0
+    view.now = 110.0
+    assert gate.needs_scan_slots(view)[1]
 
 
 def _fingerprint(result) -> tuple:

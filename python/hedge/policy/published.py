@@ -165,16 +165,19 @@ class Late(Policy):
         were nothing about the job to change (``hedge.model.batch``; ``_late_wake``): at
         its next report received, or when an uncopied attempt comes of age; never while
         none of its cells could flag; at once while the cluster has no free slot (another
-        job's attempt ending frees one)."""
+        job's attempt ending frees one) or the gate wants it now."""
         if view.free_slots is not None and view.free_slots <= 0:
             return np.where(view.due, view.now, np.inf)
         n_cells = 2 * len(view.n_tasks)
         if self._wake_scratch is None or len(self._wake_scratch[0]) != n_cells:
             self._wake_scratch = (np.zeros(n_cells, np.int64), np.zeros(n_cells, np.int64))
         busy, single = self._wake_scratch
-        return _late_wake(view.now, view.hw, self.min_elapsed, view.due, view.job, view.task,
+        wake = _late_wake(view.now, view.hw, self.min_elapsed, view.due, view.job, view.task,
                           view.start, view.k, view.r0, view.task_type, view.task_attempts,
                           busy, single)
+        # the wake is asked a tick after the skipped scan: a report received since counts
+        wake[self.needs_scan_slots(view)] = view.now
+        return wake
 
     def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
         """Nodes whose mean progress rate is below the slow-node quantile."""
@@ -260,6 +263,32 @@ class Mantri(Policy):
             policy = policies.get(j)
             want[j + 1] = policy is None or not view.now - policy._last_prune < policy.prune_every
         return want
+
+    def needs_scan_from(self, view: SlotView) -> np.ndarray:
+        """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
+        were nothing about the job to change (``hedge.model.batch``; ``_mantri_wake``): at
+        the next report of a slot that may take a copy; a pruning candidate's once its
+        job's prune timer is due (at once while its policy is not made); at once while the
+        cluster has no free slot (another job's attempt ending frees one) or the gate wants
+        it now."""
+        if view.free_slots is not None and view.free_slots <= 0:
+            return np.where(view.due, view.now, np.inf)
+        copy_at, prune_now, prune_at = _mantri_wake(
+            view.now, view.hw, self.max_copies, view.due, view.job, view.task, view.start,
+            view.k, view.p0, view.p1, view.r0, view.task_attempts)
+        wake = copy_at
+        policies = view.policies or {}
+        for j in (np.flatnonzero(prune_now | np.isfinite(prune_at)) - 1).tolist():
+            policy = policies.get(j)
+            due_at = view.now
+            if policy is not None:  # now - last >= prune_every from last + prune_every on
+                due_at = policy._last_prune + policy.prune_every
+                due_at -= 1e-9 * (1.0 + abs(due_at))  # a hair early: rounding
+            first = due_at if prune_now[j + 1] else max(due_at, prune_at[j + 1])
+            wake[j + 1] = min(wake[j + 1], first)
+        # the wake is asked a tick after the skipped scan: a report received since counts
+        wake[self.needs_scan_slots(view)] = view.now
+        return np.maximum(wake, view.now)
 
     def _scan_rows(self, batch: ScanBatch) -> tuple[np.ndarray, np.ndarray]:
         """Per attempt: a pruning candidate (its task has several attempts and it has an
@@ -530,6 +559,14 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
     return want
 
 
+@njit(cache=True, inline="always")
+def _next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
+    """The earliest time a slot's AM could receive a report it does not hold at ``now``:
+    report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
+    sent (its latency is drawn when it is sent, so not known before)."""
+    return r0 if r0 > now else start + (k + 1) * hw
+
+
 @njit(cache=True)
 def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, attempts,
                busy, single):  # pragma: no cover - compiled
@@ -543,7 +580,8 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
     the slots of such cells of their next report's earliest receipt (``r0`` while on its
     way, else its send time ``start + (k + 1) hw``: no report arrives before it is sent)
     and, for an uncopied slot not yet of age, a hair before it comes of age; inf when no
-    cell can flag. ``busy``/``single``: zeroed per-cell scratch, left zeroed."""
+    cell can flag (``_next_receipt``). ``busy``/``single``: zeroed per-cell scratch, left
+    zeroed."""
     wake = np.full(len(due), np.inf)
     for s in range(len(job)):
         j = job[s]
@@ -559,7 +597,7 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
         c = j * 2 + task_type[task[s]]
         if busy[c] < 2 or single[c] < 1:
             continue
-        at = r0[s] if r0[s] > now else start[s] + (k[s] + 1) * hw
+        at = _next_receipt(now, hw, start[s], k[s], r0[s])
         if attempts[task[s]] == 1 and not now - start[s] >= min_elapsed - 1e-9:
             age = start[s] + min_elapsed - 1e-9
             at = min(at, age - 1e-9 * (1.0 + abs(age)))
@@ -604,6 +642,40 @@ def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, sta
         if left > expected + margin - 1e-6 * (1 + abs(expected)):
             want[j + 1] = True
     return want, prunes
+
+
+@njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
+def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
+                 attempts):  # pragma: no cover - compiled
+    """``Mantri.needs_scan_from``'s slot pass, per due job + 1 (``_mantri_gate``'s reports).
+
+    A held estimate only ages between two reports, and the copy test gets harder as it
+    does; so a slot that may take another copy can move the gate only at its next report
+    (``copy_at``: the least ``_next_receipt``). A pruning candidate needs a task of several
+    attempts with an estimate: ``prune_now`` where one has it, ``prune_at`` (the least next
+    receipt) where one has it not yet."""
+    copy_at = np.full(len(due), np.inf)
+    prune_at = np.full(len(due), np.inf)
+    prune_now = np.zeros(len(due), np.bool_)
+    for s in range(len(job)):
+        j = job[s]
+        if j < 0 or not due[j + 1]:
+            continue
+        n = attempts[task[s]]
+        at = _next_receipt(now, hw, start[s], k[s], r0[s])
+        if n - 1 < max_copies:
+            copy_at[j + 1] = min(copy_at[j + 1], at)
+        if n > 1:
+            if r0[s] <= now:
+                p, sent = p0[s], start[s] + k[s] * hw
+            else:
+                p, sent = p1[s], start[s] + (k[s] - 1) * hw
+            left = (1.0 - p) / (p / (sent - start[s])) - (now - sent) if p > 0 else np.nan
+            if np.isfinite(left):
+                prune_now[j + 1] = True
+            else:
+                prune_at[j + 1] = min(prune_at[j + 1], at)
+    return copy_at, prune_now, prune_at
 
 
 @njit(cache=True, inline="always")
