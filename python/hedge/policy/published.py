@@ -481,6 +481,23 @@ class Spark(Policy):
         return False, first
 
 
+@njit(cache=True, inline="always")
+def _held_report(now, hw, start, k, p0, p1, r0):  # pragma: no cover - compiled
+    """The report a slot's AM holds at ``now``, as ``SlotView.to_batch`` reads it: its
+    progress and send time, report ``k`` once received (``r0 <= now``), else ``k - 1``."""
+    if r0 <= now:
+        return p0, start + k * hw
+    return p1, start + (k - 1) * hw
+
+
+@njit(cache=True, inline="always")
+def _next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
+    """The earliest time a slot's AM could receive a report it does not hold at ``now``:
+    report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
+    sent (its latency is drawn when it is sent, so not known before)."""
+    return r0 if r0 > now else start + (k + 1) * hw
+
+
 @njit(cache=True)
 def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, task_type,
                attempts, mark, rate):  # pragma: no cover - compiled
@@ -501,10 +518,7 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
-        if r0[s] <= now:
-            p, sent = p0[s], start[s] + k[s] * hw
-        else:
-            p, sent = p1[s], start[s] + (k[s] - 1) * hw
+        p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
         if not p > 0:
             continue
         r = p / (sent - start[s])
@@ -559,14 +573,6 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
     return want
 
 
-@njit(cache=True, inline="always")
-def _next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
-    """The earliest time a slot's AM could receive a report it does not hold at ``now``:
-    report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
-    sent (its latency is drawn when it is sent, so not known before)."""
-    return r0 if r0 > now else start + (k + 1) * hw
-
-
 @njit(cache=True)
 def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, attempts,
                busy, single):  # pragma: no cover - compiled
@@ -611,6 +617,16 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
     return wake
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _aged_left(now, start, p, sent):  # pragma: no cover - compiled
+    """``Mantri``'s time left of a report (progress ``p`` sent at ``sent``): ``(1 - p) /
+    rate`` at its rate ``p / (sent - start)``, less the time since it was sent (``_scan_rows``'
+    order of operations); NaN while ``p <= 0``."""
+    if not p > 0:
+        return np.nan
+    return (1.0 - p) / (p / (sent - start)) - (now - sent)
+
+
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
 def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, start, k, p0,
                  p1, r0, task_type, attempts, completed_mean):  # pragma: no cover - compiled
@@ -626,13 +642,8 @@ def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, sta
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
-        if r0[s] <= now:
-            p, sent = p0[s], start[s] + k[s] * hw
-        else:
-            p, sent = p1[s], start[s] + (k[s] - 1) * hw
-        if not p > 0:
-            continue  # no estimate: neither a candidate nor a copy (NaN compares False)
-        left = (1.0 - p) / (p / (sent - start[s])) - (now - sent)
+        p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
+        left = _aged_left(now, start[s], p, sent)  # NaN: neither a candidate nor a copy
         n = attempts[task[s]]
         if n > 1 and np.isfinite(left):
             prunes[j + 1] = True
@@ -666,11 +677,8 @@ def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
         if n - 1 < max_copies:
             copy_at[j + 1] = min(copy_at[j + 1], at)
         if n > 1:
-            if r0[s] <= now:
-                p, sent = p0[s], start[s] + k[s] * hw
-            else:
-                p, sent = p1[s], start[s] + (k[s] - 1) * hw
-            left = (1.0 - p) / (p / (sent - start[s])) - (now - sent) if p > 0 else np.nan
+            p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
+            left = _aged_left(now, start[s], p, sent)
             if np.isfinite(left):
                 prune_now[j + 1] = True
             else:
