@@ -53,6 +53,12 @@ def _below_quantile(values: np.ndarray, q: float) -> np.ndarray:
     return values < cut
 
 
+def _cluster_full(free_slots: int | None) -> bool:
+    """A gate's free-slot test: the cluster is known to have no free slot (None: unknown),
+    so no copy could start; another job's attempt ending can change it at any time."""
+    return free_slots is not None and free_slots <= 0
+
+
 def _rate_left(snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
     """``_rate_left_arrays`` on a snapshot's attempts."""
     a = snapshot.attempts
@@ -114,7 +120,7 @@ class Late(Policy):
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Per attempt: below its job-and-type's slow-task quantile, old enough, uncopied."""
-        if batch.free_slots is not None and batch.free_slots <= 0:
+        if _cluster_full(batch.free_slots):
             return np.zeros(len(batch.job), dtype=bool)
         rate, _ = _rate_left_arrays(batch.start, batch.progress, batch.report_sent)
         known = np.flatnonzero((batch.job >= 0) & np.isfinite(rate))
@@ -149,7 +155,7 @@ class Late(Policy):
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """``needs_scan`` per due job (index ``job + 1``), compiled (``_late_gate``): the
         same rates, cells, quantiles and slack."""
-        if view.free_slots is not None and view.free_slots <= 0:
+        if _cluster_full(view.free_slots):
             return np.zeros(len(view.due), dtype=bool)
         n_cells = 2 * len(view.n_tasks)
         if self._scratch is None or len(self._scratch[0]) != n_cells \
@@ -166,7 +172,7 @@ class Late(Policy):
         its next report received, or when an uncopied attempt comes of age; never while
         none of its cells could flag; at once while the cluster has no free slot (another
         job's attempt ending frees one) or the gate wants it now."""
-        if view.free_slots is not None and view.free_slots <= 0:
+        if _cluster_full(view.free_slots):
             return np.where(view.due, view.now, np.inf)
         n_cells = 2 * len(view.n_tasks)
         if self._wake_scratch is None or len(self._wake_scratch[0]) != n_cells:
@@ -252,7 +258,7 @@ class Mantri(Policy):
         test): of the fitted day's scans that ``needs_scan`` wanted, about half found
         nothing to do for that reason alone (issue 21). A job whose policy is not made yet
         is wanted as before."""
-        copies_barred = view.free_slots is not None and view.free_slots <= 0
+        copies_barred = _cluster_full(view.free_slots)
         want, prunes = _mantri_gate(view.now, view.hw, self.margin, self.max_copies,
                                     copies_barred, view.due, view.job, view.task,
                                     view.start, view.k, view.p0, view.p1, view.r0,
@@ -271,7 +277,7 @@ class Mantri(Policy):
         job's prune timer is due (at once while its policy is not made); at once while the
         cluster has no free slot (another job's attempt ending frees one) or the gate wants
         it now."""
-        if view.free_slots is not None and view.free_slots <= 0:
+        if _cluster_full(view.free_slots):
             return np.where(view.due, view.now, np.inf)
         copy_at, prune_now, prune_at = _mantri_wake(
             view.now, view.hw, self.max_copies, view.due, view.job, view.task, view.start,
@@ -301,7 +307,7 @@ class Mantri(Policy):
             prune = (batch.task_attempts > 1) & np.isfinite(left)
             copy = ((left > expected + self.margin - 1e-6 * (1 + np.abs(expected)))
                     & (batch.task_attempts - 1 < self.max_copies))
-        if batch.free_slots is not None and batch.free_slots <= 0:
+        if _cluster_full(batch.free_slots):
             copy[:] = False
         return prune, copy
 
