@@ -120,3 +120,32 @@ def test_the_table_gives_each_policy_its_share_of_the_oracles_gain():
     # per seed: seed 1 has no oracle, so its rows get none
     both = rows + [row("none", 50.0, 1), row("hadoop", 40.0, 1)]
     assert oracle_shares(both)[4:] == [None, None]
+
+
+def test_a_share_above_the_oracles_gain_is_said_to_make_it_no_bound():
+    from hedge.report.table import oracle_note
+
+    def row(policy: str, mean: float, seed: int = 0) -> dict:
+        return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
+
+    rows = [row("none", 100.0), row("hedge-auto", 80.0), row("oracle", 80.0)]
+    assert oracle_note(rows) is None  # at 1.0 exactly the oracle still bounds the run
+    rows += [row("none", 100.0, 1), row("adaptive", 70.0, 1), row("oracle", 80.0, 1)]
+    note = oracle_note(rows)
+    assert note is not None and "1 run(s)" in note and "adaptive seed 1: 1.500" in note
+    assert "not a bound" in note and "hedge-auto" not in note
+
+
+def test_hedge_simulate_says_when_a_policy_passes_the_oracle(capsys):
+    # window copies copies and many tasks at once on this idle cluster, where the oracle
+    # copies each task once: 1.22 of the oracle's gain at seed 0
+    spec = "jobs=20,tasks=20,straggler_ratio=0.1,slowdown=2:5"
+    assert main(["simulate", "--synthetic", spec, "--cluster", "nodes=100,slots=4",
+                 "--policy", "none,window,oracle", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    window = next(line for line in out.splitlines() if line.startswith("window "))
+    assert float(window.split()[3]) > 1.0  # its of_oracle cell
+    assert out.count("note: of_oracle above 1.0 in 1 run(s) (window seed 0: ") == 1
+    assert main(["simulate", "--synthetic", spec, "--cluster", "nodes=100,slots=4",
+                 "--policy", "none,spark,oracle", "--quiet"]) == 0
+    assert "of_oracle above" not in capsys.readouterr().out

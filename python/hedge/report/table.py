@@ -42,6 +42,23 @@ def oracle_shares(rows: list[dict]) -> list[float | None]:
     return out
 
 
+def oracle_note(rows: list[dict], listed: int = 4) -> str | None:
+    """What a table whose ``of_oracle`` passes 1.0 must say (one line, the first ``listed``
+    such runs named), else None: the reader would take the oracle for a bound."""
+    above = [(r, share) for r, share in zip(rows, oracle_shares(rows), strict=True)
+             if share is not None and share > 1.0 + 1e-9]
+    if not above:
+        return None
+    named = "; ".join(f"{r['policy']} seed {r.get('seed', 0)}: {share:.3f}"
+                      for r, share in above[:listed])
+    more = f"; {len(above) - listed} more" if len(above) > listed else ""
+    return (f"of_oracle above 1.0 in {len(above)} run(s) ({named}{more}): the oracle is a "
+            "clairvoyant reference, not a bound on this workload (it copies a task at most "
+            "once, where its copy would win and shorten its type's finish, blind to the wait "
+            "for a slot, the copy's node and what its copies' slots cost other jobs: "
+            "hedge.policy.oracle)")
+
+
 def format_table(rows: list[dict]) -> str:
     """Aligned columns: times in seconds, energy in kWh, rates as fractions; with ``none``
     and ``oracle`` among the runs, ``of_oracle`` (:func:`oracle_shares`)."""

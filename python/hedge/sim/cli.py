@@ -191,7 +191,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              workers: int, quiet: bool, defines: tuple[str, ...] = (),
              conf: str | None = None) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
-    from hedge.report.table import format_table
+    from hedge.report.table import format_table, oracle_note
 
     if trace is not None and not trace.strip():
         # an empty path (an unset shell variable) must not fall back to the default workload
@@ -269,8 +269,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
     queued = queue_note(rows)  # job times that are mostly the cluster's queue
-    for note in dict.fromkeys([*(n for run in runs for n in run.notes),
-                               *([queued] if queued else [])]):
+    passed = oracle_note(rows)  # a policy above the oracle: it is no bound here
+    said = [n for n in (queued, passed) if n]
+    for note in dict.fromkeys([*(n for run in runs for n in run.notes), *said]):
         click.echo(f"note: {note}")
     if drop_negative:
         click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
@@ -282,7 +283,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
         from hedge.report.html import write_report
 
         path = write_report(Path(out), runs, "hedge simulate",
-                            [*notes, *([queued] if queued else [])], paired)
+                            [*notes, *said], paired)
         click.echo(f"report: {path}", err=True)
 
 
