@@ -101,7 +101,7 @@ class Audit:
         trial = copy.deepcopy(policy)
         state = _state(trial)
         if am.clairvoyant:
-            trial.see(truth(am.tb, am.draws.known, am.cluster.startup,
+            trial.see(truth(am.tb, am.draws.told, am.cluster.startup,
                             am.slots.live.end[rows], t, j, snapshot))
         actions = trial.decide(snapshot)
         assert _same_state(state, _state(trial)), f"job {j} at t={t}: state changed"

@@ -2,11 +2,17 @@
 
 A task's original replays its own straggler factor; a copy (or relaunch) draws a fresh one:
 from the task's pool when the workload carries a trace model's pools (per job and phase,
-``hedge.traces.straggler_model``), else from every task's factor. A clairvoyant policy
-(``oracle``) is told each task's copy slowdown before the copy runs, so the draws are made
-ahead, once per task, and a copy then uses its task's. One that knows only the distribution a
-copy is drawn from (``oracle:copy=median``) is told the median of its task's pool instead,
-while the copy still runs with its own draw.
+``hedge.traces.straggler_model``), else from every task's factor.
+
+The first copy of each task takes a draw made ahead, once per task, the same under every
+policy of a seed (common random numbers): two policies that copy the same task see the same
+copy, so their difference is their choices, not their luck, and a clairvoyant policy
+(``oracle``) is told exactly the slowdown any policy's first copy of the task gets. (Drawn in
+the order copies happened to be made, a task the oracle was told would copy slowly could
+copy fast under ``hadoop``, and ``hadoop`` beat the oracle by that luck alone.) A task's
+later copies and relaunches draw afresh. One that knows only the distribution a copy is
+drawn from (``oracle:copy=median``) is told the median of its task's pool instead, while the
+copy still runs with its draw.
 """
 
 from __future__ import annotations
@@ -34,17 +40,30 @@ class CopyDraws:
         pools = wl.copy_pools if cfg.straggler_ratio <= 0 else None
         self._pools = None if pools is None else (
             pools.values, pools.start[tables.perm], pools.size[tables.perm])
-        self.known: np.ndarray | None = None
+        self.first = self._draw(np.arange(n))  # each task's first copy (module docstring)
+        self._copied = np.zeros(n, dtype=bool)  # tasks whose first copy has run
         self.told: np.ndarray | None = None  # what a clairvoyant policy is told (``told``)
         if clairvoyant:
-            self.known = self.factors(np.arange(n))
-            self.told = self.known if told == "draw" else self._pool_medians(n)
+            self.told = self.first if told == "draw" else self._pool_medians(n)
 
     def factors(self, tasks: np.ndarray) -> np.ndarray:
-        """Slowdowns of copies of ``tasks``: drawn ahead for a clairvoyant policy, else a draw
-        from the task's pool (a trace model's job and phase), else from every task's factor."""
-        if self.known is not None:
-            return self.known[tasks]
+        """Slowdowns of copies of ``tasks``, in order: a task's first copy its draw made
+        ahead (``first``), any later one a fresh draw."""
+        out = np.empty(len(tasks))
+        new = np.flatnonzero(~self._copied[tasks])
+        # a task copied twice at once (dolly's clones): its first occurrence is its first copy
+        new = new[np.unique(tasks[new], return_index=True)[1]]
+        out[new] = self.first[tasks[new]]
+        self._copied[tasks[new]] = True
+        later = np.ones(len(tasks), dtype=bool)
+        later[new] = False
+        if later.any():
+            out[later] = self._draw(tasks[later])
+        return out
+
+    def _draw(self, tasks: np.ndarray) -> np.ndarray:
+        """Fresh slowdowns for copies of ``tasks``: from the task's pool (a trace model's job
+        and phase), else from every task's factor."""
         if self._pools is None:
             pool = self._factor_pool
             return pool[self._rng.integers(0, len(pool), len(tasks))]
