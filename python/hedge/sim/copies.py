@@ -47,8 +47,8 @@ class CopyDraws:
             self.told = self.first if told == "draw" else self._pool_medians(n)
 
     def factors(self, tasks: np.ndarray) -> np.ndarray:
-        """Slowdowns of copies of ``tasks``, in order: a task's first copy its draw made
-        ahead (``first``), any later one a fresh draw."""
+        """Slowdowns of copies of ``tasks``, in order: a task's first copy (or relaunch)
+        takes the draw made ahead for it (``first``), any later one a fresh draw."""
         out = np.empty(len(tasks))
         new = np.flatnonzero(~self._copied[tasks])
         # a task copied twice at once (dolly's clones): its first occurrence is its first copy
