@@ -44,8 +44,8 @@ def test_later_copies_draw_afresh():
     draws.factors(np.arange(len(first)))
     later = np.concatenate([draws.factors(np.arange(len(first))) for _ in range(4)])
     assert np.isin(later, draws._factor_pool).all()
-    # with half the pool 1.0 and 24 tasks, 96 fresh draws matching every first one is
-    # (far) below one in a million
+    # 24 fresh draws (each picks one of the 24 factors, half of them 1.0) all equal to the
+    # tasks' first ones: far below one chance in a million
     assert not np.array_equal(later[:len(first)], first)
 
 
