@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hedge.sim.metrics import KEYS
+from hedge.sim.metrics import KEYS, named_runs
 
 _HEADERS = {
     "policy": "policy", "jobs": "jobs", "mean_job_time": "mean", "p50_job_time": "p50",
@@ -49,10 +49,8 @@ def oracle_note(rows: list[dict], listed: int = 4) -> str | None:
              if share is not None and share > 1.0 + 1e-9]
     if not above:
         return None
-    named = "; ".join(f"{r['policy']} seed {r.get('seed', 0)}: {share:.3f}"
-                      for r, share in above[:listed])
-    more = f"; {len(above) - listed} more" if len(above) > listed else ""
-    return (f"of_oracle above 1.0 in {len(above)} run(s) ({named}{more}): the oracle is a "
+    named = named_runs([(r, f"{share:.3f}") for r, share in above], listed)
+    return (f"of_oracle above 1.0 in {len(above)} run(s) ({named}): the oracle is a "
             "clairvoyant reference, not a bound on this workload (it copies a task at most "
             "once, where its copy would win and shorten its type's finish, blind to the wait "
             "for a slot, the copy's node and what its copies' slots cost other jobs: "

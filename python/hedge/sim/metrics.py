@@ -88,6 +88,14 @@ def _first_slot_wait(result: SimResult) -> float:
     return float((first[timed] - result.arrival[timed]).mean()) if timed.any() else math.nan
 
 
+def named_runs(runs: list[tuple[dict, str]], listed: int) -> str:
+    """The runs a note under the table names: ``policy seed S: what`` for the first
+    ``listed`` of ``(row, what)``, then how many more."""
+    named = "; ".join(f"{row['policy']} seed {row.get('seed', 0)}: {what}"
+                      for row, what in runs[:listed])
+    return named + (f"; {len(runs) - listed} more" if len(runs) > listed else "")
+
+
 def queue_note(rows: list[dict], listed: int = 4) -> str | None:
     """What runs whose job times are mostly their cluster's queue must say (one line for
     all such runs, the first ``listed`` of them named), else None."""
@@ -95,11 +103,10 @@ def queue_note(rows: list[dict], listed: int = 4) -> str | None:
               if _queued(row)]
     if not queued:
         return None
-    named = "; ".join(f"{row['policy']} seed {row.get('seed', 0)}: {share:.0%}, "
-                      f"{row['first_slot_wait_s']:,.0f} s" for row, share in queued[:listed])
-    more = f"; {len(queued) - listed} more" if len(queued) > listed else ""
+    named = named_runs([(row, f"{share:.0%}, {row['first_slot_wait_s']:,.0f} s")
+                        for row, share in queued], listed)
     return (f"jobs waited {QUEUED_SHARE:.0%} or more of their mean job time for a first slot in "
-            f"{len(queued)} of {len(rows)} runs ({named}{more}): these job times are mostly "
+            f"{len(queued)} of {len(rows)} runs ({named}): these job times are mostly "
             "the cluster's queue, and a policy is judged by how its copies lengthen it "
             "(--cluster scheduler=fair or more nodes to compare without it)")
 
