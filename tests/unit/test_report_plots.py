@@ -106,11 +106,13 @@ def test_report_is_written_after_the_first_run_and_completed_at_the_end(tmp_path
                ["points"]) == {"none", "hadoop"}
 
 
+def row(policy: str, mean: float, seed: int = 0) -> dict:
+    """A table row with only what the oracle's share reads."""
+    return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
+
+
 def test_the_table_gives_each_policy_its_share_of_the_oracles_gain():
     from hedge.report.table import format_table, oracle_shares
-
-    def row(policy: str, mean: float, seed: int = 0) -> dict:
-        return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
 
     rows = [row("none", 100.0), row("hadoop", 90.0), row("oracle", 80.0), row("late", 105.0)]
     assert oracle_shares(rows) == pytest.approx([0.0, 0.5, 1.0, -0.25])
@@ -124,9 +126,6 @@ def test_the_table_gives_each_policy_its_share_of_the_oracles_gain():
 
 def test_a_share_above_the_oracles_gain_is_said_to_make_it_no_bound():
     from hedge.report.table import oracle_note
-
-    def row(policy: str, mean: float, seed: int = 0) -> dict:
-        return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
 
     rows = [row("none", 100.0), row("hedge-auto", 80.0), row("oracle", 80.0)]
     assert oracle_note(rows) is None  # at 1.0 exactly the oracle still bounds the run
