@@ -106,7 +106,7 @@ def test_report_is_written_after_the_first_run_and_completed_at_the_end(tmp_path
                ["points"]) == {"none", "hadoop"}
 
 
-def row(policy: str, mean: float, seed: int = 0) -> dict:
+def share_row(policy: str, mean: float, seed: int = 0) -> dict:
     """A table row with only what the oracle's share reads."""
     return {"policy": policy, "seed": seed, "jobs": 1, "mean_job_time": mean}
 
@@ -114,22 +114,24 @@ def row(policy: str, mean: float, seed: int = 0) -> dict:
 def test_the_table_gives_each_policy_its_share_of_the_oracles_gain():
     from hedge.report.table import format_table, oracle_shares
 
-    rows = [row("none", 100.0), row("hadoop", 90.0), row("oracle", 80.0), row("late", 105.0)]
+    rows = [share_row("none", 100.0), share_row("hadoop", 90.0), share_row("oracle", 80.0),
+            share_row("late", 105.0)]
     assert oracle_shares(rows) == pytest.approx([0.0, 0.5, 1.0, -0.25])
     lines = format_table(rows).splitlines()
     assert "of_oracle" in lines[0] and "0.500" in lines[2] and "-0.250" in lines[4]
     assert "of_oracle" not in format_table(rows[:2])  # no oracle run: no column
     # per seed: seed 1 has no oracle, so its rows get none
-    both = rows + [row("none", 50.0, 1), row("hadoop", 40.0, 1)]
+    both = rows + [share_row("none", 50.0, 1), share_row("hadoop", 40.0, 1)]
     assert oracle_shares(both)[4:] == [None, None]
 
 
 def test_a_share_above_the_oracles_gain_is_said_to_make_it_no_bound():
     from hedge.report.table import oracle_note
 
-    rows = [row("none", 100.0), row("hedge-auto", 80.0), row("oracle", 80.0)]
+    rows = [share_row("none", 100.0), share_row("hedge-auto", 80.0), share_row("oracle", 80.0)]
     assert oracle_note(rows) is None  # at 1.0 exactly the oracle still bounds the run
-    rows += [row("none", 100.0, 1), row("adaptive", 70.0, 1), row("oracle", 80.0, 1)]
+    rows += [share_row("none", 100.0, 1), share_row("adaptive", 70.0, 1),
+             share_row("oracle", 80.0, 1)]
     note = oracle_note(rows)
     assert note is not None and "1 run(s)" in note and "adaptive seed 1: 1.500" in note
     assert "not a bound" in note and "hedge-auto" not in note
