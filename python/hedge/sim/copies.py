@@ -23,6 +23,7 @@ from hedge.model import Snapshot
 from hedge.model.truth import Truth
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.tables import Tables
+from hedge.traces.arrays import unique_inverse
 from hedge.traces.workload import Workload
 
 
@@ -52,7 +53,7 @@ class CopyDraws:
         out = np.empty(len(tasks))
         new = np.flatnonzero(~self._copied[tasks])
         # a task copied twice at once (dolly's clones): its first occurrence is its first copy
-        new = new[np.unique(tasks[new], return_index=True)[1]]
+        new = new[unique_inverse(tasks[new])[2]]
         out[new] = self.first[tasks[new]]
         self._copied[tasks[new]] = True
         later = np.ones(len(tasks), dtype=bool)
