@@ -105,6 +105,9 @@ def test_adaptive_from_mapred_site_keys() -> None:
         AdaptivePolicy.from_conf({"hedge.adaptive.typo": "1"})
     with pytest.raises(HedgeError, match="'hedge.adaptive.resource.weight' = 'high'"):
         AdaptivePolicy.from_conf({"hedge.adaptive.resource.weight": "high"})
+    with pytest.raises(HedgeError, match=r"'hedge.adaptive.cpu.standard' = 1.5: expected in "
+                                         r"\[0, 1\]"):
+        AdaptivePolicy.from_conf({"hedge.adaptive.cpu.standard": "1.5"})
 
 
 def test_policy_rejects_bad_snapshots() -> None:

@@ -49,6 +49,13 @@ def test_the_same_names_as_a_jobs_configuration_with_aliases():
     ("alpha=0.3", "'alpha=0.3' is a parameter but no 'name:' comes before it"),
     ("nosuch:x=1", "unknown policy 'nosuch'"),
     ("static:mapreduce.map.speculative=false", "give it as -D mapreduce.map.speculative="),
+    # values of the right type outside their range (hedge.policy.ranges)
+    ("hedge-auto:cost_weight=-1", "--policy hedge-auto:cost_weight = -1.0: expected >= 0"),
+    ("hedge-auto:lam=2", "--policy hedge-auto:lam = 2.0: expected in [0, 1]"),
+    ("hedge-auto:cost_weight=inf", "--policy hedge-auto:cost_weight = inf: expected >= 0"),
+    ("late:speculative_cap=1.5", "--policy late:speculative_cap = 1.5: expected in [0, 1]"),
+    ("window:window=1", "--policy window:window = 1.0: expected in (0, 1) (a fraction of "
+                        "the job's fastest task duration"),
 ])
 def test_bad_policy_parameters_are_one_line_exit_2(tmp_path, capsys, spec, message):
     code, _, err = run(tmp_path, capsys, "--policy", spec)
@@ -59,6 +66,9 @@ def test_a_server_names_the_same_mistake_the_same_way():
     with pytest.raises(HedgeError, match=r"^hedge.adaptive.nonsense: policy 'adaptive' has no "
                                          r"parameter 'nonsense' \(accepted: progress.standard"):
         policy_params("adaptive", {"nonsense": "1"})
+    with pytest.raises(HedgeError, match=r"^hedge.auto.assumed.busy = 5.0: expected in "
+                                         r"\[0, 1\]"):
+        policy_params("hedge-auto", {"assumed.busy": "5"})
 
 
 def test_switching_a_task_type_off_stops_its_copies(tmp_path, capsys):

@@ -17,6 +17,7 @@ from hedge.model import (
     JobFacts,
     Snapshot,
 )
+from hedge.policy.base import create
 from hedge.policy.node_history import NodeHistory
 from hedge.policy.window import HeteAwarePolicy, WindowPolicy
 
@@ -250,8 +251,9 @@ def test_copy_locality_lists_the_slots_on_each_inputs_nodes():
 
 @pytest.mark.parametrize("window", [0.0, 1.0, 1.5, -0.2])
 def test_window_fraction_outside_0_1_is_rejected(window):
+    # every value a user gives reaches the policy through create (hedge.policy.ranges)
     with pytest.raises(HedgeError, match=r"window = .*\(0, 1\)"):
-        WindowPolicy(window=window)
+        create("window", window=window)
 
 
 def test_window_at_or_above_the_mean_task_duration_is_rejected():

@@ -188,6 +188,7 @@ from hedge.policy.cluster_memory import ClusterMemory
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 from hedge.policy.node_history import member
 from hedge.policy.quiet import table_quiet
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, SHARE, Range
 from hedge.traces.rerun import elasticity
 from hedge.traces.straggler_model import CALIBRATED_LAMBDA
 
@@ -308,6 +309,12 @@ class HedgeAuto(OwnStateGate, Policy):
     """
 
     name = "hedge-auto"
+    param_ranges = {
+        "cost_weight": AT_LEAST_0, "assumed_busy": SHARE, "lam": SHARE,
+        "min_completed": AT_LEAST_1, "min_saving": AT_LEAST_0,
+        "skew_ratio": Range(1.0, high_open=False, meaning="inf: no skew triage"),
+        "prior_width": ABOVE_0, "probe_races": AT_LEAST_0, "kill_z": AT_LEAST_0,
+    }
     live_am_gap = ("hedge-auto weighs a copy's slot time by the cluster's busy share, from "
                    "slot counts the simulator knows; on YARN hedge serve counts them from "
                    "the ResourceManager the job's AM names (or [cluster] resourcemanager), "

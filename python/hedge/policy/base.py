@@ -25,6 +25,8 @@ from hedge.errors import HedgeError
 from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
 from hedge.model.truth import Truth
+from hedge.policy import ranges
+from hedge.policy.ranges import Range
 
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
@@ -62,6 +64,10 @@ class Policy(abc.ABC):
     # "progress_weight"}`` lets a job set ``hedge.adaptive.alpha`` and ``hedge simulate``
     # take ``--policy adaptive:alpha=0.3`` (hedge.policy.params).
     param_aliases: ClassVar[Mapping[str, str]] = {}
+    # The values each numeric parameter may take (hedge.policy.ranges): a value outside its
+    # range is refused by hedge.policy.params, naming it, for a job's configuration and for
+    # ``hedge simulate --policy`` alike. A parameter not listed takes any value of its type.
+    param_ranges: ClassVar[Mapping[str, Range]] = {}
     # Optional vectorised scan gate over all due jobs (``hedge.model.batch``): one bool per
     # ScanBatch row; a job with no True row would get no action from ``decide`` at this scan,
     # so the simulator skips its snapshot (results stay bit-identical; tests prove it per
@@ -171,6 +177,8 @@ def policy_class(name: str) -> type[Policy]:
 def create(name: str, **params: object) -> Policy:
     """A new policy object for one job. Unknown names or parameters raise HedgeError."""
     cls = policy_class(name)
+    for param, value in params.items():
+        ranges.check(cls.param_ranges, param, value, f"policy '{name}': {param}")
     try:
         return cls(**params)
     except TypeError as exc:

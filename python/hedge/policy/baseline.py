@@ -19,6 +19,7 @@ from hedge.estimate.runtime import legacy_arrays
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
 
 
 def attempts_per_task(snapshot: Snapshot) -> np.ndarray:
@@ -83,6 +84,11 @@ class HadoopDefault(Policy):
     """
 
     name = "hadoop"
+    param_ranges = {
+        "slow_task_std": AT_LEAST_0, "minimum_allowed": AT_LEAST_0,
+        "proportion_total": SHARE, "proportion_running": SHARE,
+        "retry_after_speculate": ABOVE_0,
+    }
 
     def __init__(self, slow_task_std: float = 1.0, minimum_allowed: int = 10,
                  proportion_total: float = 0.01, proportion_running: float = 0.1,

@@ -61,12 +61,19 @@ from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import SlotView
 from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, Range
 
 
 class _Chronos(OwnStateGate, Policy):
     """Shared planning and per-task bookkeeping of the three Chronos strategies."""
 
     strategy: ClassVar[str] = ""
+    param_ranges = {
+        "theta": AT_LEAST_0, "price": AT_LEAST_0,
+        "r_min": Range(0.0, 1.0, meaning="a minimum PoCD"),
+        "t_min": ABOVE_0, "beta": ABOVE_0, "tau_est": AT_LEAST_0, "tau_kill": AT_LEAST_0,
+        "max_extra": AT_LEAST_0, "min_samples": AT_LEAST_1,
+    }
 
     def __init__(self, theta: float = 1e-4, price: float = 1.0, r_min: float = 0.0,
                  t_min: float | None = None, beta: float | None = None,

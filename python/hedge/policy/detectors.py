@@ -60,8 +60,10 @@ from hedge.estimate.runtime_kernels import fresh_table
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
+from hedge.policy import ranges
 from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.quiet import table_quiet
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
 
 # relative tolerance of the gates' comparisons (bincount and np.sum round differently)
 _GATE_TOL = 1e-9
@@ -171,6 +173,7 @@ class StaticPolicy(DetectorPolicy):
     """Static threshold: speculate when ECT > ``factor`` x mean ECT (from job start)."""
 
     name = "static"
+    param_ranges = {"factor": ABOVE_0}
     detector = "static"
 
     def __init__(self, factor: float = 1.5, estimator: str = "rate") -> None:
@@ -212,6 +215,10 @@ class AdaptivePolicy(DetectorPolicy):
     """
 
     name = "adaptive"
+    param_ranges = {
+        "progress_standard": SHARE, "progress_weight": AT_LEAST_0, "memory_standard": SHARE,
+        "cpu_standard": SHARE, "resource_weight": AT_LEAST_0,
+    }
     detector = "adaptive"
     param_aliases = {"mu": "progress_standard", "alpha": "progress_weight",
                      "omega": "memory_standard", "phi": "cpu_standard",
@@ -291,6 +298,9 @@ class AdaptivePolicy(DetectorPolicy):
             except ValueError:
                 raise HedgeError(f"mapred-site: property '{key}' = {value!r}, expected a "
                                  "number") from None
+        for name, value in params.items():  # named as the mapred-site property
+            key = next(k for k, v in ADAPTIVE_CONF_KEYS.items() if v == name)
+            ranges.check(cls.param_ranges, name, value, f"mapred-site: property '{key}'")
         return cls(**params)
 
 
@@ -299,6 +309,7 @@ class ScorePolicy(DetectorPolicy):
     """Score-based: speculate when progress <= mean progress - ``gap``."""
 
     name = "score"
+    param_ranges = {"gap": SHARE}
     detector = "score"
 
     def __init__(self, gap: float = 0.2) -> None:
@@ -318,6 +329,7 @@ class RatePolicy(DetectorPolicy):
     """Rate-based (LATE): speculate when ETD >= ``factor`` x mean ETD."""
 
     name = "rate"
+    param_ranges = {"factor": ABOVE_0}
     detector = "rate"
 
     def __init__(self, factor: float = 1.2) -> None:
@@ -765,6 +777,8 @@ class FreshScorePolicy(FreshPolicy):
     """Score-based on normalised progress (run fraction after a common running time)."""
 
     name = "fresh-score"
+    param_ranges = {"gap": SHARE, "horizon": ABOVE_0, "z": AT_LEAST_0, "z_last": AT_LEAST_0,
+                    "scan_interval": ABOVE_0}
     detector = "fresh-score"
     _verdict = staticmethod(fresh_score_verdict)
     _kernel = staticmethod(fresh_kernels.score_flags)
@@ -786,6 +800,8 @@ class FreshRatePolicy(FreshPolicy):
     (parameters of :func:`hedge.detect.fresh.fresh_rate_rule`)."""
 
     name = "fresh-rate"
+    param_ranges = {"factor": ABOVE_0, "z": AT_LEAST_0, "z_last": AT_LEAST_0,
+                    "scan_interval": ABOVE_0}
     detector = "fresh-rate"
     _verdict = staticmethod(fresh_rate_verdict)
     _kernel = staticmethod(fresh_kernels.rate_flags)

@@ -44,6 +44,7 @@ from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.truth import Truth
 from hedge.policy.base import Policy, register
+from hedge.policy.ranges import AT_LEAST_0
 
 
 @register
@@ -51,6 +52,7 @@ class Oracle(Policy):
     """Copies exactly the tasks whose copy ends first and shortens the job (see module)."""
 
     name = "oracle"
+    param_ranges = {"margin": AT_LEAST_0}
     clairvoyant = True
     live_am_supported = False
     live_am_reason = ("it needs the true remaining time of every attempt, which only a "

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Mapping
 
 from hedge.errors import HedgeError
-from hedge.policy import limits
+from hedge.policy import limits, ranges
 from hedge.policy.base import Policy, create, policy_class
 
 
@@ -88,6 +88,7 @@ def policy_params(name: str, raw: Mapping[str, str], create_fn: Callable[..., Po
         default = accepted[param]
         params[param] = _coerce(str(text), None if default is inspect.Parameter.empty
                                 else default, full)
+        ranges.check(cls.param_ranges, param, params[param], full)
     return params
 
 

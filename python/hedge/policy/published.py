@@ -22,6 +22,7 @@ from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, SHARE
 
 
 def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
@@ -81,6 +82,8 @@ class Late(Policy):
     """
 
     name = "late"
+    param_ranges = {"slow_task_threshold": SHARE, "slow_node_threshold": SHARE,
+                    "speculative_cap": SHARE, "min_elapsed": AT_LEAST_0}
     copies_only = True  # stateless, asks only for copies (and nodes to avoid for them)
 
     def __init__(self, slow_task_threshold: float = 0.25, slow_node_threshold: float = 0.25,
@@ -213,6 +216,7 @@ class Mantri(Policy):
     """
 
     name = "mantri"
+    param_ranges = {"margin": AT_LEAST_0, "max_copies": AT_LEAST_1, "prune_every": ABOVE_0}
 
     def __init__(self, margin: float = 30.0, max_copies: int = 3, prune_every: float = 30.0,
                  ) -> None:
@@ -344,6 +348,7 @@ class Dolly(Policy):
     """
 
     name = "dolly"
+    param_ranges = {"max_tasks": AT_LEAST_1, "clones": AT_LEAST_1, "budget": SHARE}
 
     def __init__(self, max_tasks: int = 10, clones: int = 2, budget: float = 0.05) -> None:
         self.max_tasks = max_tasks
@@ -376,6 +381,7 @@ class Spark(Policy):
     """
 
     name = "spark"
+    param_ranges = {"quantile": SHARE, "multiplier": ABOVE_0, "min_runtime": AT_LEAST_0}
     copies_only = True  # stateless, asks only for copies
 
     # Spark 4.0's defaults (SPARK-47720 made speculation less aggressive after "many requests");

@@ -37,6 +37,7 @@ from hedge.estimate import jvm_ect
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
+from hedge.policy.ranges import AT_LEAST_0, AT_LEAST_1
 
 
 @register
@@ -44,6 +45,7 @@ class Replicate(Policy):
     """``replicate``: single-fork (p, r, keep|kill) from the learned duration distribution."""
 
     name = "replicate"
+    param_ranges = {"cost_weight": AT_LEAST_0, "min_samples": AT_LEAST_1}
 
     def __init__(self, cost_weight: float = 1.0, p_grid: tuple[float, ...] = replication.P_GRID,
                  r_grid: tuple[int, ...] = replication.R_GRID, min_samples: int = 5,

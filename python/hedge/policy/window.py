@@ -98,6 +98,7 @@ from hedge.policy.allocation import AllocationProblem, allocate, concat_ranges
 from hedge.policy.base import Policy, register
 from hedge.policy.limits import HADOOP_DEFAULTS, snapshot_room
 from hedge.policy.node_history import NodeHistory, attempt_local, member
+from hedge.policy.ranges import ABOVE_0, AT_LEAST_1, SHARE, Range
 from hedge.policy.window_kernels import task_end_candidates
 
 
@@ -127,6 +128,15 @@ class WindowPolicy(Policy):
     """
 
     name = "window"
+    param_ranges = {
+        "window": Range(0.0, 1.0, low_open=True,
+                        meaning="a fraction of the job's fastest task duration: it must stay "
+                        "below the mean task duration"),
+        "window_seconds": Range(0.0, low_open=True,
+                                meaning="seconds, below the mean task duration"),
+        "top_k": AT_LEAST_1, "straggler_factor": ABOVE_0,
+        "hold_ahead": Range(0.0, meaning="seconds"), "min_progress": SHARE,
+    }
     reads_finished = True  # the node history (JobFacts.finished)
     live_am_gap = ("window and hete-aware plan copies on the cluster's free slots, whose "
                    "count the simulator knows; on YARN hedge's shim cannot send it (a "
@@ -156,16 +166,6 @@ class WindowPolicy(Policy):
         risk_adjust: bool = True,
         tail_recopy: bool | None = None,
     ) -> None:
-        if not 0 < float(window) < 1:
-            raise HedgeError(
-                f"policy '{self.name}': window = {window!r}, expected a fraction in (0, 1) of "
-                "the job's fastest task duration (it must stay below the mean task duration)"
-            )
-        if window_seconds is not None and not float(window_seconds) > 0:
-            raise HedgeError(f"policy '{self.name}': window_seconds = {window_seconds!r}, "
-                             "expected seconds > 0 and below the mean task duration")
-        if int(top_k) < 1:
-            raise HedgeError(f"policy '{self.name}': top_k = {top_k!r}, expected >= 1")
         self.window = float(window)
         self.window_seconds = None if window_seconds is None else float(window_seconds)
         if detector not in DETECTORS:
@@ -178,9 +178,6 @@ class WindowPolicy(Policy):
         self.power = PowerModel.of(power)
         self.top_k = int(top_k)
         self.straggler_factor = float(straggler_factor)
-        if not float(hold_ahead) >= 0:
-            raise HedgeError(f"policy '{self.name}': hold_ahead = {hold_ahead!r}, expected "
-                             "seconds >= 0")
         self.hold_ahead = float(hold_ahead)
         self.min_progress = float(min_progress)
         if slots not in ("own", "cluster"):
