@@ -17,7 +17,6 @@ from hedge.reproduce.render import (
     format_table,
     from_json,
     to_json,
-    write_atomic,
 )
 from hedge.reproduce.table import Reproduction, Row
 
@@ -43,13 +42,6 @@ def test_json_round_trips_and_bad_json_is_one_line(tmp_path) -> None:
     assert from_json(to_json(rep)) == rep
     with pytest.raises(HedgeError, match="x.json: not a reproduction record"):
         from_json(json.dumps({"seed": "s"}), "x.json")
-
-
-def test_atomic_write_leaves_no_temporary_file(tmp_path) -> None:
-    path = write_atomic(tmp_path / "sub" / "a.txt", "one")
-    write_atomic(path, "two")
-    assert path.read_text() == "two"
-    assert [p.name for p in path.parent.iterdir()] == ["a.txt"]
 
 
 def test_replication_seed_writes_its_files(tmp_path, capsys) -> None:

@@ -170,3 +170,26 @@ def test_a_history_without_a_completed_task_is_refused_not_an_empty_table(tmp_pa
         err = capsys.readouterr().err
         assert "failed.jhist: no task completed, so nothing to" in err, err
         assert "tasks without success 1" in err
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_any_run(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    for args, message in (
+            (["--out", str(blocker / "report")], f"--out {blocker / 'report'}: cannot create"),
+            (["--out", str(blocker)], f"--out {blocker}: not a directory"),
+            (["--json", str(tmp_path)], f"--json {tmp_path}: a directory, expected the path "
+                                        "of a file"),
+            (["--json", str(blocker / "t.json")], f"--json {blocker / 't.json'}: cannot create")):
+        code = main(["simulate", "--synthetic", SYNTH, "--quiet", *args])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err, err
+        assert "workload:" not in err  # refused before the workload was built or run
+    assert blocker.read_text() == "not a folder\n"
+
+
+def test_json_is_written_whole(tmp_path, capsys):
+    path = tmp_path / "deeper" / "t.json"
+    assert main(["simulate", "--synthetic", SYNTH, "--quiet", "--json", str(path)]) == 0
+    assert [row["policy"] for row in json.loads(path.read_text())] == ["none", "hadoop"]
+    assert [p.name for p in path.parent.iterdir()] == ["t.json"]  # no temporary left

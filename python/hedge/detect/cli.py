@@ -9,6 +9,7 @@ import click
 import numpy as np
 
 from hedge.errors import HedgeError
+from hedge.outputs import check_output, write_atomic
 from hedge.research.study import (
     CONFIG_KEYS,
     D_AVG,
@@ -122,6 +123,10 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
     d_list = _split("--d-avg", d_avg, float)
     if not task_list or min(task_list) < 2 or not d_list or min(d_list) <= 0:
         raise HedgeError("--tasks needs counts >= 2 and --d-avg positive durations")
+    if json_path is not None:
+        check_output(json_path, "--json", directory=False)
+    if out_dir is not None:
+        check_output(out_dir, "--out", directory=True)
     configs = grid(tasks=task_list, d_avg=d_list, progress=progress, jvm_delay=jvm_delay)
     rows, raw = run_study(configs, _split("--detectors", detectors), repetitions, seed,
                           fresh_min_reports, leads)
@@ -131,7 +136,7 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
         if not (quiet and line.startswith("  miss")):
             click.echo(line)
     if json_path is not None:
-        json_path.write_text(json.dumps(rows, indent=1) + "\n")
+        write_atomic(json_path, json.dumps(rows, indent=1) + "\n")
         click.echo(f"wrote {len(rows)} rows to {json_path}")
     if out_dir is not None:
         from hedge.research.plots import box_plots

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hedge.errors import HedgeError
+from hedge.outputs import write_atomic
 
 STATUS_FORMAT = "hedge-nodes-status"
 STATUS_VERSION = 1
@@ -71,22 +70,6 @@ class Blacklister:
         return sorted(chosen)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def publish(path: str | Path, nodes: Iterable[str], now: float | None = None) -> None:
     """Atomically replace ``path`` with the blacklist (one host per line)."""
     nodes = sorted(nodes)
@@ -94,7 +77,7 @@ def publish(path: str | Path, nodes: Iterable[str], now: float | None = None) ->
                                                             else now))
     text = f"# hedge node blacklist, {stamp}, {len(nodes)} node(s)\n"
     text += "".join(f"{n}\n" for n in nodes)
-    _atomic_write(Path(path), text)
+    write_atomic(Path(path), text)
 
 
 def read_blacklist(path: str | Path) -> list[str]:
@@ -109,4 +92,4 @@ def read_blacklist(path: str | Path) -> list[str]:
 def write_status(path: str | Path, status: dict[str, object]) -> None:
     """Atomically write the JSON status (format name and version added here)."""
     doc = {"format": STATUS_FORMAT, "version": STATUS_VERSION, **status}
-    _atomic_write(Path(path), json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    write_atomic(Path(path), json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from hedge.errors import HedgeError
+from hedge.outputs import check_output
 from hedge.reproduce.render import format_text, write_index, write_seed
 from hedge.reproduce.table import Reproduction
 
@@ -61,6 +62,8 @@ def _one(seed: str, out: Path, quick: bool) -> Reproduction:
 def reproduce(seed: str, out: Path | None, quick: bool) -> None:
     """Re-run a published result hedge implements; print and write the table "published |
     hedge | difference | why", the readings chosen and the figures."""
+    if out is not None:
+        check_output(out, "--out", directory=True)
     if seed != "all":
         _one(seed, out or DEFAULT_ROOT / seed, quick)
         return

@@ -11,30 +11,14 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from hedge.errors import HedgeError
+from hedge.outputs import write_atomic
 from hedge.report.page import document, results_html
 from hedge.reproduce.table import Reproduction, Row
 
 COLUMNS = ("quantity", "published", "hedge", "difference", "why")
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is for everyone to read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _cells(row: Row) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hedge.errors import HedgeError
+from hedge.outputs import check_output, write_atomic
 from hedge.policy.conf import UserSettings, user_settings
 from hedge.sim.cluster import (
     COPIES_NOTE,
@@ -212,6 +213,11 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
         raise HedgeError(f"--deadline {deadline!r}: expected seconds > 0")
     if drop_negative and not trace:
         raise HedgeError("--drop-negative applies to --trace only")
+    # where the results go is checked before the runs, which may take hours, not after
+    if json_path:
+        check_output(Path(json_path), "--json", directory=False)
+    if out:
+        check_output(Path(out), "--out", directory=True)
     if trace:
         from hedge.traces.straggler_model import parse
 
@@ -276,9 +282,8 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     if drop_negative:
         click.echo("note: trace rows with a negative duration were skipped (--drop-negative)",
                    err=True)
-    if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(json.dumps(rows, indent=2) + "\n")
+    if json_path:  # whole or not at all
+        write_atomic(Path(json_path), json.dumps(rows, indent=2) + "\n")
     if out:
         from hedge.report.html import write_report
 

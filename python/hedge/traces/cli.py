@@ -9,6 +9,7 @@ import click
 
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE
+from hedge.outputs import check_output
 from hedge.traces.formats import ATTEMPT_FORMATS, FORMATS, detect, load, read_attempt_trace
 from hedge.traces.rerun import RerunEvidence, evidence, pooled
 from hedge.traces.stats import compute, format_text
@@ -37,6 +38,8 @@ def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt
           drop_negative: bool, out_dir: str | None) -> None:
     """Per-job and trace-wide straggler statistics of TRACE (a file, or a directory of
     Google 2011 task_events part files)."""
+    if out_dir:
+        check_output(out_dir, "--out", directory=True)
     options: dict[str, object] = {}
     if fmt:
         options["format"] = fmt
