@@ -87,6 +87,10 @@ def test_errors_are_one_line_exit_2_and_leave_no_file(
     (tmp_path / "bad.imkp").write_bytes(b"HEDGEIMK\x00\x09" + bytes(60))
     assert main(["imkp", "show", str(tmp_path / "bad.imkp")]) == 2
     assert "version 9" in capsys.readouterr().err
+    assert main(["imkp", "build", str(tmp_path / "in.txt"), "-r", "2", "-o",
+                 str(tmp_path)]) == 2  # a folder where the mapping file should go
+    assert f"-o {tmp_path}: a directory, expected the path of the mapping file" in (
+        capsys.readouterr().err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.imkp", "in.txt"]
 
 

@@ -145,6 +145,8 @@ def build_to_file(inputs: list[str], settings: BuildSettings, output: str | Path
     output = Path(output)
     if not output.parent.is_dir():
         raise HedgeError(f"-o {output}: folder {output.parent} does not exist")
+    if output.is_dir():
+        raise HedgeError(f"-o {output}: a directory, expected the path of the mapping file")
     mapping = build(inputs, settings)
     write_mapping(mapping, output)
     if on_done:
