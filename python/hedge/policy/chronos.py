@@ -71,7 +71,10 @@ class _Chronos(OwnStateGate, Policy):
     param_ranges = {
         "theta": AT_LEAST_0, "price": AT_LEAST_0,
         "r_min": Range(0.0, 1.0, meaning="a minimum PoCD"),
-        "t_min": ABOVE_0, "beta": ABOVE_0, "tau_est": AT_LEAST_0, "tau_kill": AT_LEAST_0,
+        "t_min": ABOVE_0,
+        "beta": Range(chronos.MIN_BETA, chronos.MAX_BETA, high_open=False,
+                      meaning="a Pareto shape whose closed forms stay finite in float64"),
+        "tau_est": AT_LEAST_0, "tau_kill": AT_LEAST_0,
         "max_extra": AT_LEAST_0, "min_samples": AT_LEAST_1,
     }
 
