@@ -54,6 +54,8 @@ def test_the_same_names_as_a_jobs_configuration_with_aliases():
     ("hedge-auto:lam=2", "--policy hedge-auto:lam = 2.0: expected in [0, 1]"),
     ("hedge-auto:cost_weight=inf", "--policy hedge-auto:cost_weight = inf: expected >= 0"),
     ("late:speculative_cap=1.5", "--policy late:speculative_cap = 1.5: expected in [0, 1]"),
+    ("chronos-clone:beta=0.001", "--policy chronos-clone:beta = 0.001: expected in "
+                                 "[0.01, 1000] (a Pareto shape"),
     ("window:window=1", "--policy window:window = 1.0: expected in (0, 1) (a fraction of "
                         "the job's fastest task duration"),
 ])
