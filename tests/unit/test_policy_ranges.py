@@ -27,7 +27,7 @@ def test_ranges_say_what_they_hold():
     assert (AT_LEAST_0.describe(), ABOVE_0.describe(), SHARE.describe()) == (
         ">= 0", "> 0", "in [0, 1]")
     assert Range(0.0, 1.0).describe() == "in [0, 1)"
-    assert Range(1.0, high_open=False).describe() == ">= 1 (inf allowed)"
+    assert Range(1.0, high_open=False).describe() == ">= 1 or inf"
     assert not ABOVE_0.holds(0.0) and AT_LEAST_0.holds(0.0) and not AT_LEAST_0.holds(math.inf)
 
 

@@ -26,7 +26,6 @@ from hedge.model import Actions, Snapshot
 from hedge.model.batch import ScanBatch, SlotView, own_state_batch_error, own_state_wake
 from hedge.model.truth import Truth
 from hedge.policy import ranges
-from hedge.policy.ranges import Range
 
 # Modules that define policies; importing one registers its classes. Add yours here.
 POLICY_MODULES = [
@@ -67,7 +66,7 @@ class Policy(abc.ABC):
     # The values each numeric parameter may take (hedge.policy.ranges): a value outside its
     # range is refused by hedge.policy.params, naming it, for a job's configuration and for
     # ``hedge simulate --policy`` alike. A parameter not listed takes any value of its type.
-    param_ranges: ClassVar[Mapping[str, Range]] = {}
+    param_ranges: ClassVar[Mapping[str, ranges.Range]] = {}
     # Optional vectorised scan gate over all due jobs (``hedge.model.batch``): one bool per
     # ScanBatch row; a job with no True row would get no action from ``decide`` at this scan,
     # so the simulator skips its snapshot (results stay bit-identical; tests prove it per

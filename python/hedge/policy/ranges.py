@@ -36,10 +36,10 @@ class Range:
 
     def describe(self) -> str:
         """The range as a message puts it: ``>= 0``, ``> 0``, ``in [0, 1]``, ``in [0, 1)``,
-        ``>= 1 (inf allowed)``."""
+        ``>= 1 or inf``."""
         if self.high == math.inf:
             text = f"{'>' if self.low_open else '>='} {self.low:g}"
-            return text if self.high_open else f"{text} (inf allowed)"
+            return text if self.high_open else f"{text} or inf"
         return (f"in {'(' if self.low_open else '['}{self.low:g}, "
                 f"{self.high:g}{')' if self.high_open else ']'}")
 
