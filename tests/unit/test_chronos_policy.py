@@ -144,6 +144,20 @@ def test_simulated_job_copies_more_tasks_than_the_cap_at_once(name):
     assert len(np.unique(att.task[att.copy])) > SpeculationSettings().minimum_allowed_tasks
 
 
+def test_a_run_says_which_jobs_plans_copy_nothing_and_why():
+    # a deadline shorter than any attempt: the plan is r = 0, and only a note can say so
+    workload = Workload.from_jobs(["a", "b"], np.array([0.0, 5.0]), [np.full(6, 10.0)] * 2)
+    late = simulate(workload, "chronos-clone", ClusterConfig(nodes=12, slots=1), seed=0,
+                    policy_params={"t_min": 10.0, "beta": 2.0}, deadline=5.0)
+    assert late.attempts.copy.sum() == 0
+    assert late.policy_notes == [
+        "chronos-clone: 2 of 2 jobs' plans gave r = 0 extra attempts, so those jobs got no "
+        "copy (the first: D = 5 s <= t_min = 10 s: no attempt can finish by the deadline)"]
+    feasible = simulate(workload, "chronos-clone", ClusterConfig(nodes=12, slots=1), seed=0,
+                        policy_params={"t_min": 10.0, "beta": 2.0}, deadline=30.0)
+    assert feasible.attempts.copy.sum() > 0 and feasible.policy_notes == []
+
+
 def _restart_rows(now):
     # three tasks started at 0; JVM-aware ECT = now + (1 - p)(now - t_fp)/(p - p_fp)
     return [

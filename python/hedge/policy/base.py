@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -105,6 +105,14 @@ class Policy(abc.ABC):
     # very slowdown the simulator will give that copy, or "median", the median of the pool
     # it is drawn from (a reference that knows the distribution, not the draw)
     copy_told: str = "draw"
+
+    @classmethod
+    def run_notes(cls, policies: Sequence[Policy]) -> list[str]:
+        """What a simulated run's figures rest on that only its jobs' policy objects know
+        (``policies``: one per job that was scanned); ``hedge simulate`` prints each as a
+        note under its table. None by default."""
+        del policies
+        return []
 
     def see(self, truth: Truth) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Receive the ground truth of the next snapshot (only if ``clairvoyant``)."""

@@ -49,6 +49,7 @@ for (:meth:`_Chronos._quiet_until`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -121,6 +122,18 @@ class _Chronos(OwnStateGate, Policy):
                                 (ect - a.start)[own]])
         return known[known > 0]
 
+    @classmethod
+    def run_notes(cls, policies: Sequence[Policy]) -> list[str]:
+        """How many jobs' plans copy nothing (r = 0), with the first one's reason: a deadline
+        no attempt can meet, or a model with no answer, copies nothing, and the table alone
+        would not say why."""
+        plans = [p.plan for p in policies if isinstance(p, _Chronos) and p.plan is not None]
+        idle = [plan for plan in plans if plan[0] == 0]
+        if not idle:
+            return []
+        return [f"{cls.name}: {len(idle)} of {len(plans)} jobs' plans gave r = 0 extra "
+                f"attempts, so those jobs got no copy (the first: {idle[0][3]})"]
+
     def _make_plan(self, s: Snapshot, ect: np.ndarray) -> tuple[int, float, float, str] | None:
         deadline = s.job.deadline - s.job.start
         t_min, beta = self.t_min, self.beta
@@ -133,7 +146,8 @@ class _Chronos(OwnStateGate, Policy):
             beta = fit.beta if beta is None else beta
         n = s.job.n_maps + s.job.n_reduces
         if not deadline > t_min:
-            return 0, math.inf, math.inf, f"D = {deadline:.4g} <= t_min = {t_min:.4g}"
+            return 0, math.inf, math.inf, (f"D = {deadline:.4g} s <= t_min = {t_min:.4g} s: no "
+                                             "attempt can finish by the deadline")
         te, tk = chronos.default_taus(deadline, t_min, self.tau_est)
         tk = tk if self.tau_kill is None else self.tau_kill
         args = (self.strategy, n, deadline, t_min, beta, te, tk)

@@ -445,7 +445,13 @@ class Simulator:
             wall_seconds=wall,
             scans=self.scans,
             blacklist=self.blacklist,
+            policy_notes=self._policy_notes(),
         )
+
+    def _policy_notes(self) -> list[str]:
+        """``Policy.run_notes`` of this run's policy over its jobs' policy objects."""
+        policies = list(self.am.policies.values())
+        return type(policies[0]).run_notes(policies) if policies else []
 
 
 def simulate(

@@ -69,6 +69,8 @@ class SimResult:
     blacklist: Blacklist | None = None
     # whether ``straggler`` is ground truth (a trace has none: precision and recall unknown)
     straggler_truth: bool = True
+    # what the figures rest on that only the jobs' policies knew (Policy.run_notes)
+    policy_notes: list[str] = field(default_factory=list)
 
     @property
     def job_time(self) -> np.ndarray:

@@ -110,7 +110,7 @@ def run_one(spec: RunSpec) -> RunSummary:
     gap = policy_class(name).live_am_gap  # an assumption the figures rest on
     return RunSummary(row=row, job_time=result.job_time, copy_start=att.start[att.copy],
                       degradation=result.degradation.as_records(),
-                      notes=[*workload.notes, *([gap] if gap else [])])
+                      notes=[*workload.notes, *([gap] if gap else []), *result.policy_notes])
 
 
 def run_many(specs: list[RunSpec], jobs: int = 1) -> list[RunSummary]:
