@@ -449,8 +449,10 @@ class Simulator:
         )
 
     def _policy_notes(self) -> list[str]:
-        """``Policy.run_notes`` of this run's policy over its jobs' policy objects."""
-        policies = list(self.am.policies.values())
+        """``Policy.run_notes`` of this run's policy over its jobs' policy objects (none
+        where a job's decisions come from elsewhere, e.g. hedge serve's session in
+        ``hedge.server.simulated_am``)."""
+        policies = [p for p in self.am.policies.values() if isinstance(p, Policy)]
         return type(policies[0]).run_notes(policies) if policies else []
 
 
