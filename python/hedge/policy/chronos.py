@@ -127,7 +127,7 @@ class _Chronos(OwnStateGate, Policy):
         """How many jobs' plans copy nothing (r = 0), with the first one's reason: a deadline
         no attempt can meet, or a model with no answer, copies nothing, and the table alone
         would not say why."""
-        plans = [p.plan for p in policies if isinstance(p, _Chronos) and p.plan is not None]
+        plans = [p.plan for p in policies if p.plan is not None]  # the run's: all of this class
         idle = [plan for plan in plans if plan[0] == 0]
         if not idle:
             return []
