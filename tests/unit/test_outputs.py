@@ -22,8 +22,19 @@ def test_check_output_names_the_option_and_what_is_wrong(tmp_path, blocker):
         check_output(blocker / "x", "--out", directory=True)
     with pytest.raises(HedgeError, match=r"^--json .*: a directory, expected the path of a "):
         check_output(tmp_path, "--json", directory=False)
-    check_output(tmp_path / "new" / "t.json", "--json", directory=False)
-    assert (tmp_path / "new").is_dir()
+
+
+def test_check_output_leaves_no_folder_behind(tmp_path):
+    """A missing folder is proved makeable, then removed: a run that fails after the check
+    leaves nothing; one that already exists stays."""
+    check_output(tmp_path / "new" / "deeper" / "t.json", "--json", directory=False)
+    check_output(tmp_path / "out" / "sub", "--out", directory=True)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    check_output(tmp_path / "kept", "--out", directory=True)
+    assert (tmp_path / "kept").is_dir()
+    write_atomic(tmp_path / "new" / "deeper" / "t.json", "{}")  # the write makes it for good
+    assert (tmp_path / "new" / "deeper" / "t.json").read_text() == "{}"
 
 
 def test_write_atomic_replaces_whole_and_leaves_no_temporary(tmp_path):
@@ -44,3 +55,11 @@ def test_commands_refuse_an_unwritable_output_before_working(command, blocker, c
     err = capsys.readouterr().err
     assert "cannot create" in err and len(err.strip().splitlines()) == 1, err
     assert blocker.read_text() == "not a folder\n"
+
+
+def test_a_run_refused_after_the_check_leaves_no_empty_folder(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["simulate", "--out", str(out), "--json", str(tmp_path / "j" / "r.json"),
+                 "--policy", "hedge-auto:lam=2"]) == 2
+    assert "lam = 2.0: expected in [0, 1]" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
