@@ -100,8 +100,9 @@ def test_report_is_written_after_the_first_run_and_completed_at_the_end(tmp_path
         "finish)" in err
     html = (out / "report.html").read_text()
     assert "partial" not in html
-    table = html.split("<pre>")[1].split("</pre>")[0].splitlines()
-    assert [line.split()[0] for line in table[1:]] == ["none", "hadoop"]
+    table, under = html.split("<pre>")[1].split("</pre>")[0].split("\n\n")
+    assert [line.split()[0] for line in table.splitlines()[1:]] == ["none", "hadoop"]
+    assert under.startswith("standings (policies an AM can run): lowest mean job time: ")
     assert set(json.loads((out / "figures.json").read_text())["cost_vs_latency.png"]
                ["points"]) == {"none", "hadoop"}
 

@@ -24,7 +24,8 @@ def test_simulate_prints_table_writes_json_and_report(tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0].split()[:2] == ["policy", "jobs"]
-    table = [line for line in text.splitlines()[1:] if not line.startswith("note:")]
+    table = [line for line in text.splitlines()[1:]
+             if not line.startswith(("note:", "standings", "  "))]
     assert {line.split()[0] for line in table} == {"none", "hadoop"}
     rows = json.loads(js.read_text())
     assert [r["policy"] for r in rows] == ["none", "hadoop"]

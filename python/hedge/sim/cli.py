@@ -23,6 +23,7 @@ from hedge.sim.cluster import (
 from hedge.sim.memory import MemoryNeed, check_fits
 from hedge.sim.metrics import json_safe, queue_note
 from hedge.sim.paired import paired_summary
+from hedge.sim.standings import standings_lines
 from hedge.sim.sweep import (
     RunSpec,
     RunSummary,
@@ -272,6 +273,9 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
     paired = paired_summary(rows)  # several seeds: each policy against the first, per seed
     for line in paired:
         click.echo(line)
+    standing = standings_lines(rows)  # which policy to turn on: fastest, and for its waste
+    for line in standing:
+        click.echo(line)
     for row in rows:  # the speculation settings the runs applied (-D, --conf)
         row["speculation"] = dict(user.applied)
     queued = queue_note(rows)  # job times that are mostly the cluster's queue
@@ -288,7 +292,7 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
         from hedge.report.html import write_report
 
         path = write_report(Path(out), runs, "hedge simulate",
-                            [*notes, *said], paired)
+                            [*notes, *said], [*paired, *standing])
         click.echo(f"report: {path}", err=True)
 
 

@@ -50,7 +50,7 @@ def paired_summary(rows: list[dict]) -> list[str]:
     if len(seeds) < 2 or len(policies) < 2:
         return []
     base = policies[0]
-    contenders = [p for p in policies if not _clairvoyant(p)]
+    contenders = [p for p in policies if not clairvoyant(p)]
     lowest = _lowest_counts(by_run, contenders, seeds)
     width = max(len(p) for p in policies[1:] + ["policy"])
     n = len(seeds)
@@ -71,7 +71,7 @@ def paired_summary(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _clairvoyant(policy: str) -> bool:
+def clairvoyant(policy: str) -> bool:
     """Whether a run's policy (``name`` or ``name:key=value,...``) knows what no AM can."""
     from hedge.policy.base import policy_class  # the policies' modules: only when compared
 
