@@ -266,6 +266,36 @@ def test_what_input_explains_is_fitted_from_the_running_peers() -> None:
         assert decision.speculate_task.tolist() == copied, beta
 
 
+def test_a_task_left_to_its_skew_is_said_at_the_end_of_its_job_and_run() -> None:
+    """The skew case above: the job's note names the task and, for a job with reduces, the
+    ImKP mapping that would even their input next time; a task copied after all is not
+    counted; the run's note counts tasks and jobs."""
+    from hedge.policy.auto import HedgeAuto
+
+    inputs = [0.25e9, 0.5e9, 1e9, 1e9, 2e9, 4e9]
+    rows = [(7, progress_for(400.0, 20.0), 3, False, 4e9)]
+    rows += [(8 + i, progress_for(100.0 * x / 1e9, 20.0), 4, False, x)
+             for i, x in enumerate(inputs)]
+    skewed, plain = create("hedge-auto"), create("hedge-auto")
+    assert skewed.decide(snapshot(20.0, rows, done=[])).speculate_task.tolist() == []
+    # task 7 and the two peers with 2x and 4x the median input, all explained by it
+    assert skewed.job_note() == ("3 tasks put down to skew and not copied (3 maps, 0 reduces: "
+                                 "their input >= 1.5 x their type's median)")
+    assert plain.job_note() is None
+    note = HedgeAuto.run_notes([skewed, plain])
+    assert note == ["hedge-auto: 3 tasks in 1 of 2 jobs were put down to skew and not copied "
+                    "(input >= skew_ratio x their type's median, and no slower than that input "
+                    "explains: a copy would read as much again)"]
+    skewed._skewed[9], skewed._n_reduces = 1, 30  # a reduce too: the ImKP suggestion
+    assert "hedge imkp build INPUT -r 30 -o MAPPING" in skewed.job_note()
+    assert "1 of them reduces: an ImKP mapping" in HedgeAuto.run_notes([skewed])[0]
+    # the same task no longer explained by its input (beta 0.5): copied, and not counted
+    rows[1:] = [(8 + i, progress_for(100.0 * (x / 1e9) ** 0.5, 20.0), 4, False, x)
+                for i, x in enumerate(inputs)]
+    assert skewed.decide(snapshot(21.0, rows, done=[])).speculate_task.tolist() == [7]
+    assert 7 not in skewed._skewed
+
+
 def test_a_task_whose_copy_is_ahead_no_longer_bounds_the_finish() -> None:
     """Tasks 7 and 8 are equally slow (about 190 s left); 7's copy will be done in about a
     second. The type now ends with task 8, so copying it pays: 7's original does not count."""

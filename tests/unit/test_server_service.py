@@ -293,3 +293,20 @@ def test_binary_settings_or_token_files_are_one_line(tmp_path: Path, capsys) -> 
     assert "binary: byte 1: not UTF-8 text, expected a settings file" in capsys.readouterr().err
     assert main(["serve", "--token-file", str(binary), "--check"]) == 2
     assert "binary: byte 1: not UTF-8 text, expected one token" in capsys.readouterr().err
+
+
+def test_a_policys_job_note_is_logged_with_its_jobs_close(caplog) -> None:
+    """hedge-auto's tasks left to their skew reach the operator in the server's log."""
+    svc = ControlPlaneService(ServerConfig(port=0, token=TOKEN))
+    ok, sid, secret, *_ = svc.open("job_7", "hedge-auto", "").split()
+    session = svc.sessions.authenticate(int(sid), bytes.fromhex(secret))
+    session.policy._skewed, session.policy._n_reduces = {3: 1}, 12  # a reduce left to skew
+    with caplog.at_level("INFO", logger="hedge.server"):
+        svc.close(int(sid))
+    notes = [r.getMessage() for r in caplog.records if "event=policy_note" in r.getMessage()]
+    assert len(notes) == 1 and "job=job_7 policy=hedge-auto" in notes[0]
+    assert "hedge imkp build INPUT -r 12 -o MAPPING" in notes[0]
+    ok, sid, *_ = svc.open("job_8", "hedge-auto", "").split()
+    with caplog.at_level("INFO", logger="hedge.server"):
+        svc.close(int(sid))  # nothing to say: no note
+    assert sum("event=policy_note" in r.getMessage() for r in caplog.records) == 1

@@ -37,7 +37,10 @@ Three guards keep it from wasting:
 - **Skew triage:** a task whose input is ``skew_ratio`` x its type's median input or more,
   and whose run time is within ``skew_ratio`` of what its input explains (``M``), is slow
   because it has more data; a copy would do the same work, so it is not copied (its slowness
-  is put down to skew; ``hedge imkp`` evens reducer input for the job's next run). A task
+  is put down to skew; ``hedge imkp`` evens reducer input for the job's next run: the tasks
+  left to their skew are counted in ``job_note``, which ``hedge serve`` logs when the job
+  closes with the ImKP build for its reduces, and in ``run_notes`` under ``hedge simulate``'s
+  table). A task
   with more data that is also slower than its data explains is judged like any other, its
   copy expected to take ``M``-scaled time.
 - **Killing a copy that falls behind:** once a copy has its own estimate (two progress
@@ -163,6 +166,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -351,8 +355,45 @@ class HedgeAuto(OwnStateGate, Policy):
         # (ClusterMemory replaces that array at every race, never changes it in place)
         self._cluster_belief: tuple[np.ndarray, np.ndarray] | None = None
         self._weighed: set[int] = set()  # a small job's tasks judged on the pooled basis
+        # tasks put down to skew and not copied since (task -> its type), and the job's
+        # reduces (for the ImKP suggestion of job_note)
+        self._skewed: dict[int, int] = {}
+        self._n_reduces = 0
         self._quiet: QuietTable | None = None  # the last scan's table, if it was quiet
         self._no_copy: NoCopyBound | None = None  # the last scan, if judged and quiet
+
+    @classmethod
+    def run_notes(cls, policies: Sequence[Policy]) -> list[str]:
+        """How many tasks skew triage left uncopied, in how many jobs: their slowness is
+        put down to their data, and the table alone would not say so."""
+        skewed = [p._skewed for p in policies if p._skewed]  # the run's: all of this class
+        if not skewed:
+            return []
+        tasks = sum(len(s) for s in skewed)
+        reduces = sum(t == REDUCE for s in skewed for t in s.values())
+        text = (f"{cls.name}: {_count(tasks, 'task')} in {len(skewed)} of "
+                f"{_count(len(policies), 'job')} were put "
+                f"down to skew and not copied (input >= skew_ratio x their type's median, and "
+                f"no slower than that input explains: a copy would read as much again)")
+        if reduces:
+            text += (f"; {reduces} of them reduces: an ImKP mapping (hedge imkp build) evens "
+                     "reducer input for those jobs' next run")
+        return [text]
+
+    def job_note(self) -> str | None:
+        """The tasks skew triage left uncopied in this job, and for reduces the ImKP
+        mapping that would even their input next time (``hedge serve`` logs it at close)."""
+        if not self._skewed:
+            return None
+        reduces = sum(t == REDUCE for t in self._skewed.values())
+        text = (f"{_count(len(self._skewed), 'task')} put down to skew and not copied "
+                f"({_count(len(self._skewed) - reduces, 'map')}, {_count(reduces, 'reduce')}: "
+                f"their input >= "
+                f"{self.skew_ratio:g} x their type's median)")
+        if reduces:
+            text += (f"; even the reducers' input on the job's next run with an ImKP mapping: "
+                     f"hedge imkp build INPUT -r {self._n_reduces} -o MAPPING (README, ImKP)")
+        return text
 
     def join(self, shared: dict[str, object]) -> None:
         """Share the cluster's memory with its other hedge-auto jobs: race evidence with
@@ -704,6 +745,7 @@ class HedgeAuto(OwnStateGate, Policy):
             win = (copy < remaining[rows[:n]][None, :, None]).mean(axis=2)  # per lam, copy
             for k, task in enumerate(chosen):
                 self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
+                self._skewed.pop(task, None)  # copied after all: not left to its skew
         if chosen:
             log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f%s", chosen,
                       finish, benefit, cost, float(basis.belief @ LAMBDAS),
@@ -782,6 +824,8 @@ class HedgeAuto(OwnStateGate, Policy):
                                   MAX_CANDIDATES)
         for r in skewed:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
+            self._skewed.setdefault(int(a.task[r]), int(a.task_type[r]))
+        self._n_reduces = snapshot.job.n_reduces
         return rows
 
     def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
@@ -996,3 +1040,7 @@ def _summarised(residual: np.ndarray) -> np.ndarray:
         return residual
     return np.quantile(residual, QUANTILES)
 
+
+def _count(n: int, noun: str) -> str:
+    """``1 task``, ``3 tasks``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -114,6 +114,11 @@ class Policy(abc.ABC):
         del policies
         return []
 
+    def job_note(self) -> str | None:
+        """What this job's policy object found that its operator should hear when the job
+        ends (``hedge serve`` logs it with the job's close line). None by default."""
+        return None
+
     def see(self, truth: Truth) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Receive the ground truth of the next snapshot (only if ``clairvoyant``)."""
 

@@ -276,6 +276,10 @@ class ControlPlaneService:
                      ended.originals_lost, ended.wasted_s, len(finished),
                      int(np.count_nonzero(finished.node < 0)), session.placement.placed,
                      session.placement.on_original_node)
+            note = session.policy.job_note()  # e.g. hedge-auto: tasks left to their skew
+            if note:
+                log.info("event=policy_note session=%d job=%s policy=%s note=%r", session_id,
+                         session.job_id, session.policy_name, note)
 
     # --- ImKP mappings ------------------------------------------------------------------
     def mapping(self, name: str) -> bytes:
