@@ -7,6 +7,7 @@ import pytest
 
 from hedge.errors import HedgeError
 from hedge.model import AttemptState
+from hedge.policy import create
 from hedge.policy.detectors import (
     AdaptivePolicy,
     FreshPolicy,
@@ -17,6 +18,7 @@ from hedge.policy.detectors import (
     StaticPolicy,
     speculation_cap,
 )
+from hedge.policy.params import policy_params
 from tests.unit.test_detect_detectors import SLOW, STALE, snap
 from tests.unit.test_estimate_runtime import table
 
@@ -96,18 +98,19 @@ def test_adaptive_parameters_and_deadline() -> None:
 
 
 def test_adaptive_from_mapred_site_keys() -> None:
-    policy = AdaptivePolicy.from_conf({"hedge.adaptive.progress.weight": "0.25",
-                                       "hedge.adaptive.cpu.standard": "0.7",
-                                       "mapreduce.map.speculative": "true"})
+    """A job's hedge.adaptive.* properties, as the shim forwards them (prefix dropped):
+    policy_params names each bad one as the property."""
+    params = policy_params("adaptive", {"progress.weight": "0.25", "cpu.standard": "0.7"})
+    policy = create("adaptive", **params)
     assert policy.progress_weight == 0.25 and policy.cpu_standard == 0.7
     assert policy.progress_standard == 0.5
-    with pytest.raises(HedgeError, match="unknown property 'hedge.adaptive.typo'"):
-        AdaptivePolicy.from_conf({"hedge.adaptive.typo": "1"})
+    with pytest.raises(HedgeError, match="hedge.adaptive.typo: policy 'adaptive' has no"):
+        policy_params("adaptive", {"typo": "1"})
     with pytest.raises(HedgeError, match="'hedge.adaptive.resource.weight' = 'high'"):
-        AdaptivePolicy.from_conf({"hedge.adaptive.resource.weight": "high"})
-    with pytest.raises(HedgeError, match=r"'hedge.adaptive.cpu.standard' = 1.5: expected in "
+        policy_params("adaptive", {"resource.weight": "high"})
+    with pytest.raises(HedgeError, match=r"hedge.adaptive.cpu.standard = 1.5: expected in "
                                          r"\[0, 1\]"):
-        AdaptivePolicy.from_conf({"hedge.adaptive.cpu.standard": "1.5"})
+        policy_params("adaptive", {"cpu.standard": "1.5"})
 
 
 def test_policy_rejects_bad_snapshots() -> None:

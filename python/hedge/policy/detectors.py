@@ -49,7 +49,6 @@ from hedge.detect.fresh import (
     fresh_rate_verdict,
     fresh_score_verdict,
 )
-from hedge.errors import HedgeError
 from hedge.estimate import check_estimator, estimate_ect
 from hedge.estimate.runtime import (
     legacy_arrays,
@@ -60,7 +59,6 @@ from hedge.estimate.runtime_kernels import fresh_table
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
-from hedge.policy import ranges
 from hedge.policy.base import OwnStateGate, Policy, register
 from hedge.policy.quiet import table_quiet
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
@@ -194,16 +192,6 @@ class StaticPolicy(DetectorPolicy):
                            self.factor)
 
 
-# mapred-site.xml keys of the adaptive threshold's parameters -> AdaptivePolicy arguments
-ADAPTIVE_CONF_KEYS = {
-    "hedge.adaptive.progress.standard": "progress_standard",
-    "hedge.adaptive.progress.weight": "progress_weight",
-    "hedge.adaptive.memory.standard": "memory_standard",
-    "hedge.adaptive.cpu.standard": "cpu_standard",
-    "hedge.adaptive.resource.weight": "resource_weight",
-}
-
-
 @register
 class AdaptivePolicy(DetectorPolicy):
     """Dynamic threshold Th = Q + alpha P + beta R, recomputed every scan.
@@ -281,27 +269,6 @@ class AdaptivePolicy(DetectorPolicy):
             view.due, view.job, view.task, view.start, view.k, view.p0, view.p1, view.r0,
             view.r1, view.task_attempts, view.n_tasks, view.job_start,
             view.job_deadline, count, total, smallest, best, task_best, ect)
-
-    @classmethod
-    def from_conf(cls, conf: dict[str, str]) -> AdaptivePolicy:
-        """Build from mapred-site.xml properties; other ``hedge.adaptive.*`` keys and
-        values that are not numbers raise HedgeError."""
-        params: dict[str, float] = {}
-        for key, value in conf.items():
-            if not key.startswith("hedge.adaptive."):
-                continue
-            if key not in ADAPTIVE_CONF_KEYS:
-                raise HedgeError(f"mapred-site: unknown property '{key}', expected one of: "
-                                 f"{', '.join(ADAPTIVE_CONF_KEYS)}")
-            try:
-                params[ADAPTIVE_CONF_KEYS[key]] = float(value)
-            except ValueError:
-                raise HedgeError(f"mapred-site: property '{key}' = {value!r}, expected a "
-                                 "number") from None
-        for name, value in params.items():  # named as the mapred-site property
-            key = next(k for k, v in ADAPTIVE_CONF_KEYS.items() if v == name)
-            ranges.check(cls.param_ranges, name, value, f"mapred-site: property '{key}'")
-        return cls(**params)
 
 
 @register
