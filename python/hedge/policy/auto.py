@@ -372,9 +372,9 @@ class HedgeAuto(OwnStateGate, Policy):
         tasks = sum(len(s) for s in skewed)
         reduces = sum(t == REDUCE for s in skewed for t in s.values())
         text = (f"{cls.name}: {_count(tasks, 'task')} in {len(skewed)} of "
-                f"{_count(len(policies), 'job')} were put "
-                f"down to skew and not copied (input >= skew_ratio x their type's median, and "
-                f"no slower than that input explains: a copy would read as much again)")
+                f"{_count(len(policies), 'job')} were put down to skew and not copied (input "
+                ">= skew_ratio x their type's median, and no slower than that input explains: "
+                "a copy would read as much again)")
         if reduces:
             text += (f"; {reduces} of them reduces: an ImKP mapping (hedge imkp build) evens "
                      "reducer input for those jobs' next run")
@@ -386,9 +386,9 @@ class HedgeAuto(OwnStateGate, Policy):
         if not self._skewed:
             return None
         reduces = sum(t == REDUCE for t in self._skewed.values())
+        maps = len(self._skewed) - reduces
         text = (f"{_count(len(self._skewed), 'task')} put down to skew and not copied "
-                f"({_count(len(self._skewed) - reduces, 'map')}, {_count(reduces, 'reduce')}: "
-                f"their input >= "
+                f"({_count(maps, 'map')}, {_count(reduces, 'reduce')}: their input >= "
                 f"{self.skew_ratio:g} x their type's median)")
         if reduces:
             text += (f"; even the reducers' input on the job's next run with an ImKP mapping: "

@@ -4,9 +4,9 @@ An operator weighs two things (issue 16): how long jobs take and how many slot-s
 copies waste. Of the policies run that an AM can run (the clairvoyant ``oracle`` is a
 reference line, not a choice), the lines name
 
-- the one with the lowest mean job time, and by how much it beats ``none``'s (when ``none``
-  ran); where none beats it by ``NO_GAIN`` or more, they say that speculation gains nothing
-  here, so that a reader does not pick a winner out of noise;
+- the one with the lowest mean job time, and its ratio to ``none``'s (when ``none`` ran);
+  where even that one is not ``NO_GAIN`` or more below ``none``'s, they say that speculation
+  gains nothing here, so that a reader does not pick a winner out of noise;
 - the **frontier**: every policy that no other beats on both mean job time and wasted
   slot-seconds (less of one and no more of the other). Each is the fastest for what it
   wastes; a policy off it wastes more than another that is at least as fast. ``none``
