@@ -54,3 +54,14 @@ def test_simulate_prints_the_standings(capsys):
     out = capsys.readouterr().out
     assert "standings (policies an AM can run): lowest mean job time: " in out
     assert "not beaten on both mean job time and wasted slot time: " in out
+
+
+def test_a_small_lead_on_one_seed_is_said_to_be_possibly_luck():
+    close = standings_lines([row("none", 100, 0), row("hadoop", 95, 40), row("late", 95.5, 9)])
+    assert close[-1] == ("  hadoop leads late by 0.5% on one seed: a lead this small may be the "
+                         "seed's draws (--seed 0-4 compares them seed by seed)")
+    clear = standings_lines([row("none", 100, 0), row("hadoop", 95, 40), row("late", 96.5, 9)])
+    assert len(clear) == 2
+    seeds = [row(p, m + seed, w, seed) for seed in (0, 1)
+             for p, m, w in (("none", 100, 0), ("hadoop", 95, 40), ("late", 95.5, 9))]
+    assert len(standings_lines(seeds)) == 2  # several seeds: hedge.sim.paired shows the spread

@@ -81,7 +81,21 @@ def standings_lines(rows: list[dict]) -> list[str]:
         lines.append(f"  no policy's mean job time is {NO_GAIN:.0%} or more below none's: "
                      "on this workload speculation gains nothing, and a copy only costs "
                      "slot time")
+    else:
+        lines += _close_call(ranked, best, seeds)
     return lines
+
+
+def _close_call(ranked: list[Standing], best: Standing, seeds: int) -> list[str]:
+    """On one seed, a lead of under ``NO_GAIN`` may be that seed's draws: said, with how
+    to check it."""
+    others = [s for s in ranked if s is not best]
+    runner = min(others, key=lambda s: s.mean)
+    if seeds > 1 or not runner.mean < best.mean * (1 + NO_GAIN):
+        return []
+    lead = runner.mean / best.mean - 1
+    return [f"  {best.policy} leads {runner.policy} by {lead:.1%} on one seed: a lead this "
+            "small may be the seed's draws (--seed 0-4 compares them seed by seed)"]
 
 
 def _against(best: Standing, none: Standing | None) -> str:
