@@ -44,6 +44,8 @@ def test_the_last_slow_task_is_copied_away_from_its_node() -> None:
     a = create("hedge-auto").decide(s)
     assert a.speculate_task.tolist() == [7]
     assert a.avoid_nodes.tolist() == [3] and a.prefer_node.tolist() == [2]
+    assert re.fullmatch(r"copy tasks=\[7\] finish=\d+\.\d benefit=\d+\.\d cost=\d+\.\d "
+                        r"lam=0\.\d\d", a.why), a.why
 
 
 def test_nothing_is_copied_while_too_few_tasks_completed() -> None:
@@ -186,6 +188,10 @@ def test_a_copy_clearly_slower_than_its_original_is_killed_at_once() -> None:
     assert policy.decide(snapshot(20.0, [(7, 0.1, 3)], done=done)).speculate_task.tolist() == [7]
     seen = policy.decide(snapshot(21.0, [(7, 0.105, 3), (7, 0.0135, 4, True)], done=done))
     assert seen.kill_attempt.tolist() == [101]  # the copy's attempt id
+    # the answer says why, for hedge serve's decision line (recopy: a new copy replaces it)
+    assert seen.why.startswith("copy tasks=[7] ")
+    assert seen.why.endswith("; kill attempt=101 task=7 reason=replaced (its race judged "
+                             "again: a new copy pays, this attempt would end later)")
 
 
 def test_a_copy_a_little_behind_is_kept_until_its_estimate_is_sure() -> None:
@@ -205,7 +211,10 @@ def test_a_copy_a_little_behind_is_kept_until_its_estimate_is_sure() -> None:
     later = race(150.0, 0.01 + 0.00475 * 149, 0.01 + 0.0047 * 130)
     later.attempts.start[1] = 19.0  # the same copy: started at 19 s, first report at 20 s
     later.attempts.first_progress_time[1] = 20.0
-    assert policy.decide(later).kill_attempt.tolist() == [101]
+    killed = policy.decide(later)
+    assert killed.kill_attempt.tolist() == [101]
+    assert killed.why == ("kill attempts=[101] task=7 reason=behind (the copy's estimated end "
+                          "is later than its original's by more than 1 x the estimate's error)")
     eager = create("hedge-auto", kill_z=0, recopy=False)
     eager.decide(snapshot(20.0, [(7, 0.1, 3)], done=done))
     assert eager.decide(race(21.0, 0.105, 0.0147)).kill_attempt.tolist() == [101]

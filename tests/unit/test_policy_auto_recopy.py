@@ -28,6 +28,8 @@ def test_a_slow_race_is_copied_again_and_its_later_attempt_killed() -> None:
     _, again = race(21.0, {"recopy": True})
     assert again.speculate_task.tolist() == [7]
     assert again.kill_attempt.tolist() == [100]  # the original: it would end later
+    assert again.why.startswith("copy tasks=[7] ") and "; kill attempt=100 task=7 " \
+        "reason=replaced" in again.why
     assert sorted(again.avoid_nodes.tolist()) == [3, 4]  # neither of the race's nodes
 
 

@@ -6,6 +6,7 @@ import socket
 import struct
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from hedge.cli import main
 from hedge.errors import HedgeError
 from hedge.model import AttemptTable
+from hedge.policy.detectors import StaticPolicy
 from hedge.server import wire
 from hedge.server.service import ControlPlaneService, EntryPoint, ServerConfig
 from hedge.server.settings import load_settings
@@ -310,3 +312,18 @@ def test_a_policys_job_note_is_logged_with_its_jobs_close(caplog) -> None:
     with caplog.at_level("INFO", logger="hedge.server"):
         svc.close(int(sid))  # nothing to say: no note
     assert sum("event=policy_note" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_the_decision_line_carries_the_policys_reasons(service, caplog, monkeypatch) -> None:
+    """A policy's ``Actions.why`` (hedge-auto's copy and kill reasons) is logged with its
+    decision, at INFO: an operator need not turn on debug logging to ask why."""
+    ok, sid, secret, *_ = EntryPoint(service).open("job_w", "static", "factor=1.5").split()
+    decide = StaticPolicy.decide
+    monkeypatch.setattr(StaticPolicy, "decide", lambda self, snap: replace(
+        decide(self, snap), why="copy tasks=[3] benefit=9.0"))
+    sock, _ = connect(service, int(sid), bytes.fromhex(secret))
+    with caplog.at_level("INFO", logger="hedge.server"):
+        assert exchange(sock, frame()).speculate_task.tolist() == [3]
+    sock.close()
+    lines = [r.getMessage() for r in caplog.records if "event=decision" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].endswith(" why='copy tasks=[3] benefit=9.0'")

@@ -31,6 +31,9 @@ class Actions:
       scan after one of its tasks completes. With ``next_scan_in=math.inf`` a policy that
       cannot act before some task finishes (Hadoop: no speculation before a completion)
       lets the simulator skip idle scans; a live AM may simply keep scanning periodically.
+    - ``why`` (optional): the policy's reasons for these copies and kills, with their
+      numbers, for an operator asking "why was this copied?" (``hedge serve`` logs it with
+      the decision; the simulator does not read it).
     """
 
     speculate_task: np.ndarray = field(default_factory=_ints)
@@ -43,6 +46,7 @@ class Actions:
     reserve_slots: int = 0
     next_scan_in: float | None = None
     wake_on_completion: bool = False
+    why: str = ""
 
     def __post_init__(self) -> None:
         self.speculate_task = np.asarray(self.speculate_task, dtype=np.int64)

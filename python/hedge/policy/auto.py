@@ -134,7 +134,9 @@ adaptive's mean with hadoop's waste or less.
 
 Placement: copies avoid the nodes their originals run on (``avoid_nodes``) and prefer the
 fastest node the node ranking knows (``prefer_node``), where it knows one. Every decision is
-logged at debug level (logger ``hedge.policy.auto``) with its numbers.
+logged at debug level (logger ``hedge.policy.auto``) with its numbers; the reasons for a
+scan's copies and kills also travel in its answer (``Actions.why``), which ``hedge serve``
+logs with the decision at INFO.
 
 Speed (issue 21; the figures of each change are in docs/simulator-speed.md): the per-scan
 numeric core is compiled (:mod:`hedge.policy.auto_kernels`: copy times, race ends, slot
@@ -359,6 +361,7 @@ class HedgeAuto(OwnStateGate, Policy):
         # reduces (for the ImKP suggestion of job_note)
         self._skewed: dict[int, int] = {}
         self._n_reduces = 0
+        self._why: list[str] = []  # the last scan's copies and kills, with their numbers
         self._quiet: QuietTable | None = None  # the last scan's table, if it was quiet
         self._no_copy: NoCopyBound | None = None  # the last scan, if judged and quiet
 
@@ -429,6 +432,7 @@ class HedgeAuto(OwnStateGate, Policy):
         return float(self.belief @ LAMBDAS)
 
     def decide(self, snapshot: Snapshot) -> Actions:
+        self._why = []
         a = snapshot.attempts
         remaining = jvm_ect(a, snapshot.now) - snapshot.now
         total = snapshot.now - a.start + remaining  # each attempt's estimated run time
@@ -476,15 +480,19 @@ class HedgeAuto(OwnStateGate, Policy):
             if task in chosen:  # the new copy replaces the attempt that would end later
                 kills.append(later)
                 self._recopied.add(task)
+                self._why.append(f"kill attempt={later} task={task} reason=replaced (its race "
+                                 "judged again: a new copy pays, this attempt would end later)")
             elif task in behind:  # no new copy pays: the copy can only lose
                 kills += behind[task]
                 self._lost.add(task)
+                self._why.append(_behind_why(task, behind[task], self.kill_z))
             else:
                 self._races[task] = race
         for task in sorted(behind.keys() - reopened.keys()):  # not judged again: killed
             kills += behind[task]
             self._settle(task, won=False)
             self._lost.add(task)
+            self._why.append(_behind_why(task, behind[task], self.kill_z))
         self._quiet = None if (judged or chosen or kills or self._races or reopened
                                or pooled) else self._quiet_table(snapshot, running)
         # races in flight leave the answer as it is while the table stays once each has
@@ -492,16 +500,18 @@ class HedgeAuto(OwnStateGate, Policy):
         self._no_copy = (self._no_copy_bound(snapshot, running, remaining, bounds)
                          if judged and not (chosen or kills or pooled) and all(
                              race.learned for race in self._races.values()) else None)
+        why = "; ".join(self._why)
         if not (judged or chosen):
             if kills or rescan:
-                return Actions(kill_attempt=kills)
+                return Actions(kill_attempt=kills, why=why)
             return Actions(next_scan_in=math.inf, wake_on_completion=True)
         if not chosen:
-            return Actions(speculate_task=[], prefer_node=[], avoid_nodes=[], kill_attempt=kills)
+            return Actions(speculate_task=[], prefer_node=[], avoid_nodes=[], kill_attempt=kills,
+                           why=why)
         avoid = np.unique(a.node[running & np.isin(a.task, chosen) & (a.node >= 0)])
         prefer = self._fastest(snapshot, avoid)
         return Actions(speculate_task=chosen, prefer_node=[prefer] * len(chosen),
-                       avoid_nodes=avoid, kill_attempt=kills)
+                       avoid_nodes=avoid, kill_attempt=kills, why=why)
 
     def _quiet_table(self, snapshot: Snapshot, running: np.ndarray) -> QuietTable:
         """The table of a quiet scan (``QuietTable``), the one kept if it is the same."""
@@ -747,9 +757,11 @@ class HedgeAuto(OwnStateGate, Policy):
                 self._races[task] = Race(win[:, k], np.log(copy[:, k, :]))
                 self._skewed.pop(task, None)  # copied after all: not left to its skew
         if chosen:
-            log.debug("copy tasks=%s finish=%.1f benefit=%.1f cost=%.1f lam=%.2f%s", chosen,
-                      finish, benefit, cost, float(basis.belief @ LAMBDAS),
-                      " (pooled: a small job)" if basis.pooled else "")
+            why = (f"copy tasks={chosen} finish={finish:.1f} benefit={benefit:.1f} "
+                   f"cost={cost:.1f} lam={float(basis.belief @ LAMBDAS):.2f}"
+                   + (" (pooled: a small job)" if basis.pooled else ""))
+            self._why.append(why)
+            log.debug("%s", why)
         return chosen
 
     def _log_no_copy(self, snapshot: Snapshot, task: int, remaining: float, finish: float,
@@ -920,6 +932,7 @@ class HedgeAuto(OwnStateGate, Policy):
                     kills += a.attempt[rows].tolist()
                     self._settle(task, won=False)
                     self._lost.add(task)
+                    self._why.append(_behind_why(task, a.attempt[rows].tolist(), self.kill_z))
             elif n_copy and not n_orig:
                 self._races[task].ahead = True  # the original is gone, the copy runs on
         return kills, behind_copies
@@ -1044,3 +1057,9 @@ def _summarised(residual: np.ndarray) -> np.ndarray:
 def _count(n: int, noun: str) -> str:
     """``1 task``, ``3 tasks``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _behind_why(task: int, attempts: list[int], kill_z: float) -> str:
+    """Why a copy is killed: its estimate ends behind its original's beyond doubt."""
+    return (f"kill attempts={attempts} task={task} reason=behind (the copy's estimated end is "
+            f"later than its original's by more than {kill_z:g} x the estimate's error)")

@@ -358,10 +358,11 @@ class ControlPlaneService:
                               policy=session.policy_name,
                               ended=session.outcomes.since(before))
             if actions.copies_requested or len(actions.kill_attempt):
-                log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s",
-                         session.session_id, session.job_id, seq,
+                log.info("event=decision session=%d job=%s seq=%d tasks=%s copies=%d kills=%s"
+                         "%s", session.session_id, session.job_id, seq,
                          _head(actions.speculate_task), actions.copies_requested,
-                         _head(actions.kill_attempt))
+                         _head(actions.kill_attempt),
+                         f" why={actions.why!r}" if actions.why else "")
             return out
         except HedgeError as exc:
             message = str(exc)
