@@ -5,15 +5,15 @@ Array rules live in :mod:`hedge.detect.rules`, snapshot-level detectors in
 here) and the detection-accuracy study to :mod:`hedge.research.study`.
 """
 
-from hedge.detect.detectors import DETECTORS, adaptive_factor, detect
-from hedge.detect.rules import adaptive_threshold
-from hedge.model.validate import ReportHistory, validate_snapshot
+from hedge.lazy import lazy_exports
 
-__all__ = [
-    "DETECTORS",
-    "ReportHistory",
-    "adaptive_factor",
-    "adaptive_threshold",
-    "detect",
-    "validate_snapshot",
-]
+_EXPORTS = {  # name -> the module it comes from, imported when first read
+    "DETECTORS": "hedge.detect.detectors",
+    "adaptive_factor": "hedge.detect.detectors",
+    "detect": "hedge.detect.detectors",
+    "adaptive_threshold": "hedge.detect.rules",
+    "ReportHistory": "hedge.model.validate",
+    "validate_snapshot": "hedge.model.validate",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -6,20 +6,13 @@ import json
 from pathlib import Path
 
 import click
-import numpy as np
 
 from hedge.errors import HedgeError
 from hedge.outputs import check_output, write_atomic
-from hedge.research.study import (
-    CONFIG_KEYS,
-    D_AVG,
-    DEFAULT_DETECTORS,
-    STUDY_DETECTORS,
-    TASKS,
-    check_targets,
-    grid,
-    run_study,
-)
+from hedge.research.study_grid import D_AVG, DEFAULT_DETECTORS, DETECTOR_NAMES, TASKS
+
+# the study itself (numpy, the detectors) is imported by the commands that run it: a
+# command's --help needs none of it
 
 
 def _split(option: str, text: str, convert=str) -> list:
@@ -64,6 +57,8 @@ def target_summary(rows: list[dict], realism: bool) -> list[str]:
     rate). Realism switches: FP <= 1/5 of the matching classic detector's wherever that
     exceeds 20 %, FN no worse.
     """
+    from hedge.research.study import CONFIG_KEYS, check_targets
+
     limit = (lambda base: base / 5) if realism else (lambda base: 0.05)
     present = {r["detector"] for r in rows}
     cells = {tuple(r.get(k) for k in CONFIG_KEYS) for r in rows}
@@ -93,7 +88,7 @@ def detect() -> None:
 
 @detect.command("study")
 @click.option("--detectors", default=",".join(DEFAULT_DETECTORS), show_default=True,
-              help=f"Comma-separated, from: {', '.join(STUDY_DETECTORS)}.")
+              help=f"Comma-separated, from: {', '.join(DETECTOR_NAMES)}.")
 @click.option("--repetitions", default=50, show_default=True, type=int,
               help="Jobs drawn per configuration.")
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -127,6 +122,8 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
         check_output(json_path, "--json", directory=False)
     if out_dir is not None:
         check_output(out_dir, "--out", directory=True)
+    from hedge.research.study import grid, run_study
+
     configs = grid(tasks=task_list, d_avg=d_list, progress=progress, jvm_delay=jvm_delay)
     rows, raw = run_study(configs, _split("--detectors", detectors), repetitions, seed,
                           fresh_min_reports, leads)
@@ -156,6 +153,8 @@ def study(detectors: str, repetitions: int, seed: int, tasks: str, d_avg: str, p
 def estimation_error_cmd(repetitions: int, seed: int, tasks: int, jvm_delay: str,
                          spread: float) -> None:
     """Median absolute error of run-time estimates (legacy, rate, jvm, fresh)."""
+    import numpy as np
+
     from hedge.research.estimation_error import ESTIMATORS, estimation_error
     from hedge.research.study import StudyConfig, parse_jvm_delay
 

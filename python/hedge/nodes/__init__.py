@@ -2,15 +2,20 @@
 
 - ``load_history(source)``: task history from a CSV, .jhist, Rumen JSON, Google 2011
   task_events file or a JobHistory Server URL (``hedge.nodes.sources``)
-- ``normalize`` / ``rank_nodes`` / ``select_weak``: normalised durations and interval ranking
+- ``hedge.nodes.normalize.normalize`` / ``rank_nodes`` / ``select_weak``: normalised
+  durations and interval ranking
 - ``hedge.nodes.mlna.MLNA``: weak-node prediction with XGBoost
 - ``hedge.nodes.watch.Watcher`` + ``scripts/hedge-health-check.sh``: blacklist publishing
 - ``NodeView``: levels and blacklist for the control plane (ClusterFacts.node_level/blacklist)
 """
 
-from hedge.nodes.normalize import normalize
-from hedge.nodes.ranking import rank_nodes, select_weak
-from hedge.nodes.sources import load_history
-from hedge.nodes.view import NodeView
+from hedge.lazy import lazy_exports
 
-__all__ = ["NodeView", "load_history", "normalize", "rank_nodes", "select_weak"]
+_EXPORTS = {  # name -> the module it comes from, imported when first read
+    "rank_nodes": "hedge.nodes.ranking",
+    "select_weak": "hedge.nodes.ranking",
+    "load_history": "hedge.nodes.sources",
+    "NodeView": "hedge.nodes.view",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

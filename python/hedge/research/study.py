@@ -46,14 +46,13 @@ from hedge.estimate.runtime import (
     rate_arrays,
     speed_noise_arrays,
 )
+from hedge.research.study_grid import D_AVG, DEFAULT_DETECTORS, DETECTOR_NAMES, TASKS
 
 HEARTBEAT = 6.0
 STRAGGLER_FACTOR = 1.2
 SPEED_CHANGE_MEAN = 5.0
 LATENCY_CAP = 2.0
 
-TASKS = (10, 50)
-D_AVG = (10.0, 20.0, 50.0, 100.0)
 SPREAD = (0.0, 0.1, 0.25)
 STARTS = ("uniform", "skewed")
 LATENCY = ("none", "pareto")
@@ -331,7 +330,9 @@ STUDY_DETECTORS: dict[str, Callable[[View], np.ndarray]] = {
     "static": _static,
     "adaptive": _adaptive,
 }
-DEFAULT_DETECTORS = ("score", "rate", "fresh-score", "fresh-rate")
+if tuple(STUDY_DETECTORS) != DETECTOR_NAMES:  # one list of names: study_grid's
+    raise ImportError("hedge.research.study: STUDY_DETECTORS must name "
+                      "study_grid.DETECTOR_NAMES, in order")
 
 
 def detection_times(hb: Heartbeats) -> tuple[np.ndarray, np.ndarray]:

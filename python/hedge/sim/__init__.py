@@ -6,10 +6,16 @@
 - ``hedge simulate`` (``hedge.sim.cli``), sweeps in parallel processes (``hedge.sim.sweep``)
 """
 
-from hedge.sim.cluster import ClusterConfig, parse_cluster
-from hedge.sim.engine import Simulator, simulate
-from hedge.sim.metrics import summarize
-from hedge.sim.results import AttemptRecords, SimResult
+from hedge.lazy import lazy_exports
 
-__all__ = ["AttemptRecords", "ClusterConfig", "SimResult", "Simulator", "parse_cluster",
-           "simulate", "summarize"]
+_EXPORTS = {  # name -> the module it comes from, imported when first read
+    "ClusterConfig": "hedge.sim.cluster",
+    "parse_cluster": "hedge.sim.cluster",
+    "Simulator": "hedge.sim.engine",
+    "simulate": "hedge.sim.engine",
+    "summarize": "hedge.sim.metrics",
+    "AttemptRecords": "hedge.sim.results",
+    "SimResult": "hedge.sim.results",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -6,8 +6,14 @@
 - ``hedge.traces.synthetic``: generated workloads and the Google-2011-fitted default
 """
 
-from hedge.traces.attempts import ATTEMPT_SCHEMA
-from hedge.traces.formats import detect, load, read_attempts
-from hedge.traces.workload import Workload
+from hedge.lazy import lazy_exports
 
-__all__ = ["ATTEMPT_SCHEMA", "Workload", "detect", "load", "read_attempts"]
+_EXPORTS = {  # name -> the module it comes from, imported when first read
+    "ATTEMPT_SCHEMA": "hedge.traces.attempts",
+    "detect": "hedge.traces.formats",
+    "load": "hedge.traces.formats",
+    "read_attempts": "hedge.traces.formats",
+    "Workload": "hedge.traces.workload",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

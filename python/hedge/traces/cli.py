@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hedge.errors import HedgeError
-from hedge.model import MAP, REDUCE
 from hedge.outputs import check_output
-from hedge.traces.formats import ATTEMPT_FORMATS, FORMATS, detect, load, read_attempt_trace
-from hedge.traces.rerun import RerunEvidence, evidence, pooled
-from hedge.traces.stats import compute, format_text
+from hedge.traces.format_names import ATTEMPT_FORMAT_NAMES, FORMAT_NAMES
+
+# the readers, the statistics and the models are imported in the commands that use them:
+# a command's --help needs none of them (numpy, pyarrow; hedge.lazy)
+if TYPE_CHECKING:
+    from hedge.traces.rerun import RerunEvidence
 
 
 @click.group("traces")
@@ -28,7 +31,7 @@ def traces() -> None:
 @click.option("--by-type/--mixed", default=None,
               help="Compare maps with maps and reduces with reduces (job:MAP, job:REDUCE; the "
                    "default when the trace has both), or all of a job's tasks together.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
               help="Skip format detection.")
 @click.option("--drop-negative", is_flag=True,
               help="Skip (and count) rows with a negative duration instead of failing.")
@@ -45,6 +48,10 @@ def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt
         options["format"] = fmt
     if drop_negative:
         options["negative"] = "drop"
+    from hedge.model import MAP, REDUCE
+    from hedge.traces.formats import load
+    from hedge.traces.stats import compute, format_text
+
     workload = load(trace, **options)
     if by_type is None:
         by_type = bool((workload.task_type == REDUCE).any() and (workload.task_type == MAP).any())
@@ -64,7 +71,10 @@ def stats(trace: str, as_json: bool, threshold: float, by_type: bool | None, fmt
 
 def _rerun_evidence(trace: str, fmt: str | None) -> RerunEvidence | None:
     """The trace's re-run evidence, for formats that keep every attempt (else None)."""
-    if (fmt or detect(Path(trace))) not in ATTEMPT_FORMATS:
+    from hedge.traces.formats import detect, read_attempt_trace
+    from hedge.traces.rerun import evidence
+
+    if (fmt or detect(Path(trace))) not in ATTEMPT_FORMAT_NAMES:
         return None
     return evidence(read_attempt_trace(trace, format=fmt).table, source=trace)
 
@@ -96,11 +106,14 @@ def _rerun_text(e: RerunEvidence | None) -> str:
 def model(trace: tuple[str, ...], as_json: bool) -> None:
     """Fit the transient share lam of the trace straggler model to the re-runs of every
     TRACE together (docs/trace-model.md; the calibrated model's value comes from this)."""
+    from hedge.traces.formats import detect
+    from hedge.traces.rerun import pooled
+
     found = [_rerun_evidence(t, None) for t in trace]
     for path, e in zip(trace, found, strict=True):
         if e is None:
             raise HedgeError(f"{path}: format {detect(Path(path))} keeps one run per task; "
-                             f"give traces of {', '.join(ATTEMPT_FORMATS)}")
+                             f"give traces of {', '.join(ATTEMPT_FORMAT_NAMES)}")
     used = [e for e in found if e and e.loglik]
     lam, low, high = pooled(used) if used else (None, None, None)
     if as_json:
