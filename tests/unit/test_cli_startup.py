@@ -1,7 +1,8 @@
 """Start-up stays light: what `hedge --help` and `hedge imkp build` import (no timed test).
 
 Each case runs the CLI in a fresh interpreter and lists the heavy modules left in
-``sys.modules``: `hedge --help` needs none of numpy, pyarrow, matplotlib or numba, and a
+``sys.modules``: `hedge --help` and every command's `--help` need none of numpy, pyarrow,
+matplotlib or numba (imkp's commands, tuned for the build, load numpy and pyarrow), and a
 words build needs neither scipy.linalg (numba's BLAS probe) nor tqdm (no progress
 bar asked for), and numba only when the word count's ahead-of-time module is not built.
 """
@@ -13,6 +14,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from hedge.imkp import wordtable
 
@@ -53,3 +56,23 @@ def test_imkp_build_imports_neither_scipy_linalg_nor_tqdm(tmp_path: Path) -> Non
     # built for this source (hedge.imkp.wordtable), which imports without numba
     assert ("numba" in loaded) == (not wordtable.compiled_path().is_file())
     assert "scipy.linalg" not in loaded and "tqdm" not in loaded
+
+
+# every command's help, as a user asks it: what it shows is text, so it needs none of the
+# heavy modules its work does (`hedge plan chronos --help` took 1.6-2.1 s of numba and
+# scipy before, `hedge simulate --help` 1.2 s); imkp's own start-up is tuned for its build
+# (numpy with one BLAS thread, pyarrow), so there only the others are held out
+HELP_PATHS = [["simulate"], ["traces"], ["traces", "stats"], ["traces", "model"], ["detect"],
+              ["detect", "study"], ["detect", "estimation-error"], ["plan"],
+              ["plan", "chronos"], ["plan", "replicate"], ["nodes"], ["nodes", "rank"],
+              ["nodes", "predict"], ["nodes", "train"], ["nodes", "watch"], ["serve"],
+              ["reproduce"], ["imkp"], ["imkp", "build"], ["imkp", "show"],
+              ["imkp", "lookup"]]
+
+
+@pytest.mark.parametrize("path", HELP_PATHS, ids=" ".join)
+def test_every_commands_help_imports_no_heavy_module(path: list[str]) -> None:
+    loaded, out = loaded_after(*path, "--help")
+    assert f"Usage: hedge {' '.join(path)}" in out  # the help really ran
+    allowed = {"numpy", "pyarrow"} if path[0] == "imkp" else set()
+    assert set(loaded) - allowed == set(), loaded

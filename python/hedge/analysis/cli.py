@@ -6,13 +6,16 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import numpy as np
 
-from hedge.analysis import chronos, replication
-from hedge.analysis.fitting import Empirical, TailWarning, durations, fit_pareto, job_durations
 from hedge.errors import HedgeError
+
+# the models (numpy, scipy) are imported by the commands that run them: a command's --help
+# needs none of them
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -63,6 +66,9 @@ def plan_chronos(n_tasks: int | None, deadline: float, t_min: float | None,
     Attempts are modelled as iid Pareto(tmin, beta), given or fitted to --trace; the
     utility is log(PoCD - R_min) - theta * price * E[machine time].
     """
+    from hedge.analysis import chronos
+    from hedge.analysis.fitting import TailWarning, durations, fit_pareto
+
     fitted = None
     if trace_path is not None:
         samples, job_size, what = _durations(trace_path, job)
@@ -141,6 +147,8 @@ def _finite(value: object) -> object:
 def _plain_durations(path: Path) -> np.ndarray:
     """Durations from a text/CSV file: numbers separated by commas, spaces or newlines; an
     optional non-numeric header line; '#' comments."""
+    import numpy as np
+
     values: list[float] = []
     for number, raw in enumerate(path.read_text(errors="replace").splitlines(), start=1):
         text = raw.split("#", 1)[0].replace(",", " ").split()
@@ -156,7 +164,10 @@ def _plain_durations(path: Path) -> np.ndarray:
 def _durations(path: Path, job: str | None,
                drop_negative: bool = False) -> tuple[np.ndarray, int | None, str]:
     """(durations, the job's task count or None, description) from a trace or a plain list."""
+    import numpy as np
+
     from hedge import traces
+    from hedge.analysis.fitting import job_durations
 
     try:
         traces.detect(path)
@@ -196,6 +207,11 @@ def _durations(path: Path, job: str | None,
 def plan_replicate(trace_path: Path, job: str | None, n_tasks: int | None, cost_weight: float,
                    top: int, drop_negative: bool, json_path: Path | None) -> None:
     """Best single-fork replication (p, r, keep|kill) from the empirical duration distribution."""
+    import numpy as np
+
+    from hedge.analysis import replication
+    from hedge.analysis.fitting import Empirical, TailWarning, fit_pareto
+
     samples, job_size, what = _durations(trace_path, job, drop_negative)
     n = n_tasks if n_tasks is not None else job_size
     if n is None:

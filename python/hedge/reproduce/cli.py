@@ -18,8 +18,9 @@ import click
 
 from hedge.errors import HedgeError
 from hedge.outputs import check_output
-from hedge.reproduce.render import format_text, write_index, write_seed
 from hedge.reproduce.table import Reproduction
+
+# the renderer (matplotlib) is imported where a table is written: `--help` needs none of it
 
 SEEDS = ("heartbeat", "window", "chronos", "replication", "thesis")
 DEFAULT_ROOT = Path("out") / "reproduce"
@@ -39,11 +40,15 @@ def run_seed(seed: str, out: Path, quick: bool) -> Reproduction:
         rep = run(out, quick=quick)
     except HedgeError as exc:
         raise HedgeError(f"seed '{seed}': {exc}") from exc
+    from hedge.reproduce.render import write_seed
+
     write_seed(rep, out)
     return rep
 
 
 def _one(seed: str, out: Path, quick: bool) -> Reproduction:
+    from hedge.reproduce.render import format_text
+
     began = time.monotonic()
     rep = run_seed(seed, out, quick)
     click.echo(format_text(rep))
@@ -75,6 +80,8 @@ def reproduce(seed: str, out: Path | None, quick: bool) -> None:
         except HedgeError as exc:
             missing[name] = str(exc)
             click.echo(f"hedge: error: {exc}", err=True)
+    from hedge.reproduce.render import write_index
+
     page = write_index(root, reps, missing)
     click.echo(f"wrote {page}")
     if missing:

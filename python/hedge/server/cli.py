@@ -11,13 +11,9 @@ from dataclasses import replace
 import click
 
 from hedge.errors import HedgeError
-from hedge.server.settings import (
-    check_config,
-    load_settings,
-    parse_address,
-    read_token,
-    token_warnings,
-)
+
+# the settings (and through them the service, the policies and numpy) are imported by the
+# command: `hedge serve --help` needs none of them
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
@@ -102,6 +98,14 @@ def serve(config_file: str | None, address: str | None, data_port: int | None,
           imkp_mappings: str | None, tls_cert: str | None, tls_key: str | None,
           metrics_address: str | None, check: bool, log_level: str) -> None:
     """Serve speculation decisions to MapReduce ApplicationMasters (one session per job)."""
+    from hedge.server.settings import (
+        check_config,
+        load_settings,
+        parse_address,
+        read_token,
+        token_warnings,
+    )
+
     config, file_token = load_settings(config_file)
     if address:
         host, port = parse_address(address, "--address")

@@ -5,35 +5,23 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hedge.errors import HedgeError
 from hedge.outputs import check_output, write_atomic
-from hedge.policy.conf import UserSettings, user_settings
-from hedge.sim.cluster import (
-    COPIES_NOTE,
-    KILLS_NOTE,
-    ClusterChoice,
-    choose_cluster,
-    cluster_from_trace,
-    parse_blacklist,
-    parse_cluster,
-)
 from hedge.sim.memory import MemoryNeed, check_fits
-from hedge.sim.metrics import json_safe, queue_note
 from hedge.sim.paired import paired_summary
 from hedge.sim.standings import standings_lines
-from hedge.sim.sweep import (
-    RunSpec,
-    RunSummary,
-    WorkloadSource,
-    default_jobs,
-    run_many,
-    run_one,
-    workload_for,
-)
-from hedge.traces.workload import Workload
+
+# the simulator, the policies and the traces (numpy, numba, pyarrow, scipy) are imported
+# where a run needs them: `hedge simulate --help` needs none of them
+if TYPE_CHECKING:
+    from hedge.policy.conf import UserSettings
+    from hedge.sim.cluster import ClusterChoice
+    from hedge.sim.sweep import RunSpec, RunSummary, WorkloadSource
+    from hedge.traces.workload import Workload
 
 # the default workload keeps ~3,000 slots busy: 1,000 nodes x 4 slots runs it at ~75 % load
 DEFAULT_WORKLOAD_CLUSTER = "nodes=1000,slots=4"
@@ -90,6 +78,8 @@ def _policies(text: str, user: UserSettings | None = None) -> list[str]:
 def _cluster(source: WorkloadSource, text: str, workload: Workload | None) -> ClusterChoice:
     """The run's cluster: --cluster over the trace's machines (a trace), over the size made
     for the default workload, or over hedge.sim.cluster's defaults."""
+    from hedge.sim.cluster import choose_cluster, cluster_from_trace, parse_cluster
+
     if workload is not None:
         return cluster_from_trace(text, len(workload.machine_names), workload.slots_per_machine,
                                   workload.slot_demand())
@@ -106,6 +96,7 @@ def _is_default(synthetic: str | None) -> bool:
 def _size(source: WorkloadSource, workload: Workload | None) -> tuple[int, int]:
     """(jobs, tasks) of the workload, from the spec when it is not built yet (the default's
     task count is its fitted mean per job)."""
+    from hedge.sim.sweep import default_jobs
     from hedge.traces import synthetic
 
     if workload is not None:
@@ -193,7 +184,11 @@ def simulate(trace: str | None, drop_negative: bool, trace_model: str,
              workers: int, quiet: bool, defines: tuple[str, ...] = (),
              conf: str | None = None) -> None:
     """Simulate each policy on a trace or synthetic workload and print one table."""
+    from hedge.policy.conf import user_settings
     from hedge.report.table import format_table, oracle_note
+    from hedge.sim.cluster import COPIES_NOTE, KILLS_NOTE, parse_blacklist
+    from hedge.sim.metrics import json_safe, queue_note
+    from hedge.sim.sweep import RunSpec, WorkloadSource, workload_for
 
     if trace is not None and not trace.strip():
         # an empty path (an unset shell variable) must not fall back to the default workload
@@ -300,6 +295,8 @@ def _run_all(specs: list[RunSpec], workers: int, out: Path | None,
              notes: list[str]) -> list[RunSummary]:
     """Every run; in one process with --out, the report is written after each run but the
     last (marked partial), so the first figures appear after the first run, not the last."""
+    from hedge.sim.sweep import run_many, run_one
+
     if workers > 1 or out is None or len(specs) == 1:
         return run_many(specs, workers)
     from hedge.report.html import write_report
