@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 
 def lazy_exports(package: str, exports: dict[str, str]
-                 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package``, whose ``exports`` map each name to
-    the module it comes from."""
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for ``package``, whose ``exports`` map
+    each name to the module it comes from."""
 
     def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
         if name not in exports:
@@ -26,4 +26,4 @@ def lazy_exports(package: str, exports: dict[str, str]
     def __dir__() -> list[str]:  # noqa: N807
         return sorted(set(exports) | set(vars(sys.modules[package])))
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(exports)

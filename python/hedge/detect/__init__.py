@@ -7,13 +7,12 @@ here) and the detection-accuracy study to :mod:`hedge.research.study`.
 
 from hedge.lazy import lazy_exports
 
-_EXPORTS = {  # name -> the module it comes from, imported when first read
+# each name -> the module it comes from, imported when first read
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "DETECTORS": "hedge.detect.detectors",
     "adaptive_factor": "hedge.detect.detectors",
     "detect": "hedge.detect.detectors",
     "adaptive_threshold": "hedge.detect.rules",
     "ReportHistory": "hedge.model.validate",
     "validate_snapshot": "hedge.model.validate",
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+})

@@ -11,11 +11,10 @@
 
 from hedge.lazy import lazy_exports
 
-_EXPORTS = {  # name -> the module it comes from, imported when first read
+# each name -> the module it comes from, imported when first read
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "rank_nodes": "hedge.nodes.ranking",
     "select_weak": "hedge.nodes.ranking",
     "load_history": "hedge.nodes.sources",
     "NodeView": "hedge.nodes.view",
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+})

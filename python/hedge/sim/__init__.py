@@ -8,7 +8,8 @@
 
 from hedge.lazy import lazy_exports
 
-_EXPORTS = {  # name -> the module it comes from, imported when first read
+# each name -> the module it comes from, imported when first read
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "ClusterConfig": "hedge.sim.cluster",
     "parse_cluster": "hedge.sim.cluster",
     "Simulator": "hedge.sim.engine",
@@ -16,6 +17,4 @@ _EXPORTS = {  # name -> the module it comes from, imported when first read
     "summarize": "hedge.sim.metrics",
     "AttemptRecords": "hedge.sim.results",
     "SimResult": "hedge.sim.results",
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+})

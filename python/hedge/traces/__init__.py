@@ -8,12 +8,11 @@
 
 from hedge.lazy import lazy_exports
 
-_EXPORTS = {  # name -> the module it comes from, imported when first read
+# each name -> the module it comes from, imported when first read
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "ATTEMPT_SCHEMA": "hedge.traces.attempts",
     "detect": "hedge.traces.formats",
     "load": "hedge.traces.formats",
     "read_attempts": "hedge.traces.formats",
     "Workload": "hedge.traces.workload",
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+})
