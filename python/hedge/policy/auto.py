@@ -837,7 +837,7 @@ class HedgeAuto(OwnStateGate, Policy):
         for r in skewed:
             log.debug("no copy task=%d reason=skew input=%.0f", a.task[r], a.input_bytes[r])
             self._skewed.setdefault(int(a.task[r]), int(a.task_type[r]))
-        self._n_reduces = snapshot.job.n_reduces
+            self._n_reduces = snapshot.job.n_reduces  # for job_note's ImKP build
         return rows
 
     def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
