@@ -15,11 +15,13 @@ from hedge.policy.cluster_memory import MIN_POOLED, ClusterMemory
 from tests.unit.test_policy_auto import snapshot
 
 
-def one_task_job(now: float, progress: float) -> Snapshot:
-    """A one-task job whose task started at 0, reported 0.01 at 1 s and ``progress`` now
-    (no completed task: it can never judge itself); 10 of 100 slots busy."""
-    s = snapshot(now, [(0, progress, 3)], done=[])
-    return replace(s, job=replace(s.job, n_maps=1))
+def small_job(now: float, progress: float, maps: int = 2,
+              done: tuple[float, ...] = ()) -> Snapshot:
+    """A job of ``maps`` maps (too few ever to judge itself) whose task 0 started at 0,
+    reported 0.01 at 1 s and ``progress`` now, its others completed in ``done`` seconds or
+    not yet started; 10 of 100 slots busy."""
+    s = snapshot(now, [(0, progress, 3)], done=list(done))
+    return replace(s, job=replace(s.job, n_maps=maps))
 
 
 def taught_memory(spread: float = 1.0, races: int = 2) -> ClusterMemory:
@@ -38,25 +40,39 @@ def joined(memory: ClusterMemory):
     return policy
 
 
-def test_a_one_task_job_is_judged_on_the_clusters_residuals() -> None:
+def test_a_small_job_is_judged_on_the_clusters_residuals() -> None:
     # ~990 s left at 3 s: a copy drawn from a wide pool beats it about half the time
-    s = one_task_job(3.0, 0.012)
+    s = small_job(3.0, 0.012)
     assert joined(taught_memory()).decide(s).speculate_task.tolist() == [0]
     alone = create("hedge-auto", pool_small=True).decide(s)  # no cluster: it cannot judge
     assert len(alone.speculate_task) == 0 and alone.next_scan_in == math.inf
-    off = create("hedge-auto")  # the default: small jobs are not pooled
+    off = create("hedge-auto", pool_small=False)  # small jobs not pooled
     off.join({"hedge-auto": taught_memory()})
     assert len(off.decide(s).speculate_task) == 0
 
 
+def test_a_small_jobs_slow_task_is_judged_against_its_siblings() -> None:
+    # its other task completed in 10 s, task 0 has ~990 s left at 3 s: even a narrow pool
+    # (copies take their job's median) says a copy at the job's median pays
+    narrow = taught_memory(spread=0.01)
+    assert joined(narrow).decide(small_job(3.0, 0.012, done=(10.0,))).speculate_task.tolist() == [0]
+    assert len(joined(narrow).decide(small_job(3.0, 0.012)).speculate_task) == 0  # alone
+
+
+def test_a_one_task_job_is_not_copied() -> None:
+    # no sibling can show its task slow: a copy would win only by its draw
+    a = joined(taught_memory()).decide(small_job(3.0, 0.012, maps=1))
+    assert len(a.speculate_task) == 0
+
+
 def test_a_narrow_pool_says_a_copy_would_not_pay() -> None:
     # the cluster's tasks all take their job's median: a copy would take as long
-    s = one_task_job(3.0, 0.012)
+    s = small_job(3.0, 0.012)
     assert len(joined(taught_memory(spread=0.01)).decide(s).speculate_task) == 0
 
 
 def test_a_small_job_waits_for_the_cluster_to_have_probed_the_model() -> None:
-    s = one_task_job(3.0, 0.012)
+    s = small_job(3.0, 0.012)
     early = joined(taught_memory(races=1)).decide(s)  # one race taught: not yet
     assert len(early.speculate_task) == 0
     # but it keeps scanning: no completion of its own will come to wake it
@@ -100,11 +116,11 @@ def test_a_small_jobs_task_is_weighed_once_then_the_job_sleeps() -> None:
     # later a copy starts, the less it can save), so the job is not scanned again until a
     # completion
     policy = joined(taught_memory(spread=0.01))
-    waiting = policy.decide(one_task_job(1.5, 0.01))  # no estimate yet: keep scanning
+    waiting = policy.decide(small_job(1.5, 0.01))  # no estimate yet: keep scanning
     assert waiting.next_scan_in is None
-    first = policy.decide(one_task_job(3.0, 0.012))
+    first = policy.decide(small_job(3.0, 0.012))
     assert len(first.speculate_task) == 0
-    later = policy.decide(one_task_job(4.0, 0.013))
+    later = policy.decide(small_job(4.0, 0.013))
     assert later.next_scan_in == math.inf and later.wake_on_completion
 
 

@@ -99,8 +99,9 @@ GOLDEN: dict[str, list[str]] = {
     # runs 0 and 2 again when a copy behind its original is judged again before it is
     # killed (a new copy may replace it: on a cluster a kill is a restart); runs 0 and 2
     # again when a losing copy is charged its whole race where the AM restarts what it
-    # kills (ClusterFacts.kills_restart: its lone kill is held)
-    "hedge-auto": ["3c5e0fbe72a0ec60", "0a8f402166874b5c", "c62651f4a0c9d7eb"],
+    # kills (ClusterFacts.kills_restart: its lone kill is held); run 0 again when jobs of
+    # 2-5 tasks of a type lean on the cluster's pooled residuals by default (pool_small)
+    "hedge-auto": ["83e17992eddcc770", "0a8f402166874b5c", "c62651f4a0c9d7eb"],
     # window and hete-aware re-recorded when their node history read the completed
     # attempts' true run times (JobFacts.finished) and completions stopped waking them
     # (issue 21; hete-aware's run 2 is unchanged); both again when slots="own" (their
