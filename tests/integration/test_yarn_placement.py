@@ -65,5 +65,7 @@ def test_a_copy_beside_its_original_is_moved_then_left_there(
             in log), log[-4000:]
     assert run.attempt_status(0, 1) == "KILLED" and run.attempt_status(0, 2) == "KILLED"
     assert run.attempt_status(0, 3) == "SUCCEEDED", run.summary["attempts"]
-    # the job did not wait for its straggler (6 x 10 s of work)
-    assert run.seconds < 0.75 * 60, run.seconds
+    # the job did not wait for its straggler: attempt 3 won above, and the whole job took
+    # less than the straggler's own work (6 x 10 s). No tighter bound: two moves cost two
+    # container starts, and on a loaded CI machine the job took 46 s
+    assert run.seconds < 60, run.seconds
