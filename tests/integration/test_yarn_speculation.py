@@ -175,9 +175,10 @@ def test_a_real_job_over_tls_gets_its_straggler_copied_by_hedge(yarn_cluster, tl
 
 
 # hedge-auto judges a task type from the job's own tasks only when it has six or more of them
-# (fewer lean on what the cluster's other jobs pooled, pool_small): its jobs here have eight maps. Its belief about
-# whether copies pay is the cluster's (pool_races: one per hedge serve), so it gets a server of
-# its own, and what one job teaches the next is part of the test.
+# (fewer lean on what the cluster's other jobs pooled, pool_small): its jobs here have eight
+# maps. Its belief about whether copies pay is the cluster's (pool_races: one per hedge
+# serve), so it gets a server of its own, and what one job teaches the next is part of the
+# test.
 AUTO_MAPS = 8
 # the first hedge-auto job's straggler: 120 s of work, 40 records of 75 ms at 40x (its
 # peers: 3 s)

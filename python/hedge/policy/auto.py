@@ -457,15 +457,16 @@ class HedgeAuto(OwnStateGate, Policy):
                 continue  # no task of this type: nothing to judge, pool or wait for
             typed = a.task_type == task_type
             of_type = running & typed
-            done = self._typical_runtimes(snapshot, task_type, of_type, total)
-            self._share(snapshot, task_type, done)
+            completed = np.asarray(job.completed_runtimes(task_type), float)
+            done = self._typical_runtimes(snapshot, completed, of_type, total)
+            self._share(task_type, len(completed), done)
             small = self._small(snapshot, task_type, done)
             pooled |= small
-            basis = self._basis(snapshot, task_type, done, of_type, total, small)
+            basis = self._basis(snapshot, task_type, completed, done, of_type, total, small)
             if basis is None and log.isEnabledFor(logging.DEBUG) and of_type.any():
                 log.debug("no copy type=%s reason=unjudged completed=%d needed=%d "
                           "(or %d running estimates)", "map" if task_type == MAP else "reduce",
-                          len(job.completed_runtimes(task_type)), self.min_completed,
+                          len(completed), self.min_completed,
                           self._peers_needed)
             if basis is not None and of_type.any():
                 chosen += self._judge(snapshot, basis, of_type & ~hidden, waiting & typed,
@@ -670,8 +671,9 @@ class HedgeAuto(OwnStateGate, Policy):
         return (self.pool_small and self._memory is not None and len(done) < self.min_completed
                 and 2 <= tasks < self._peers_needed)
 
-    def _basis(self, snapshot: Snapshot, task_type: int, done: np.ndarray,
-               of_type: np.ndarray, total: np.ndarray, small: bool) -> Basis | None:
+    def _basis(self, snapshot: Snapshot, task_type: int, completed: np.ndarray,
+               done: np.ndarray, of_type: np.ndarray, total: np.ndarray,
+               small: bool) -> Basis | None:
         """What this type's tasks are judged on: the job's own run times once it has
         enough (``_typical_runtimes``); else, for a small job (``_small``) once
         ``probe_races`` races of the cluster's jobs have taught the pooled belief, the
@@ -689,15 +691,13 @@ class HedgeAuto(OwnStateGate, Policy):
         own = total[of_type & ~a.speculative & np.isfinite(total) & (total > 0)]
         # the job's median run time, over its completed tasks and its running originals'
         # estimates: a task slower than its siblings is expected to copy at their pace
-        completed = np.asarray(snapshot.job.completed_runtimes(task_type), float)
         m = float(np.median(np.concatenate([completed, own]))) if len(own) else math.inf
         return Basis(m, residual, _normalised(self._log_prior + memory.evidence), pooled=True)
 
-    def _share(self, snapshot: Snapshot, task_type: int, runtimes: np.ndarray) -> None:
+    def _share(self, task_type: int, completed: int, runtimes: np.ndarray) -> None:
         """Pool this type's residuals with the cluster (``ClusterMemory``) once
         ``MIN_GROUP`` of its tasks have completed, replacing what this job pooled before
-        whenever another one completes."""
-        completed = len(snapshot.job.completed_runtimes(task_type))
+        whenever another one completes (``completed``: how many have)."""
         before = self._pooled.get(task_type)
         if (not self.pool_small or self._memory is None or completed < MIN_GROUP
                 or not len(runtimes)
@@ -854,14 +854,13 @@ class HedgeAuto(OwnStateGate, Policy):
             self._n_reduces = snapshot.job.n_reduces  # for job_note's ImKP build
         return rows
 
-    def _typical_runtimes(self, snapshot: Snapshot, task_type: int, of_type: np.ndarray,
-                          total: np.ndarray) -> np.ndarray:
+    def _typical_runtimes(self, snapshot: Snapshot, completed: np.ndarray,
+                          of_type: np.ndarray, total: np.ndarray) -> np.ndarray:
         """Run times a copy of this type is drawn from, once ``min_completed`` tasks of the
         type completed: theirs and the estimated run times of the running originals (the
         first tasks to complete are the fast ones; alone they would promise copies too
-        fast)."""
-        done = np.asarray(snapshot.job.completed_runtimes(task_type), float)
-        return typical_runtimes(done, of_type, snapshot.attempts.speculative, total,
+        fast). ``completed``: the type's completed run times."""
+        return typical_runtimes(completed, of_type, snapshot.attempts.speculative, total,
                                 self.min_completed, self._peers_needed)
 
     def _busy(self, snapshot: Snapshot) -> float:
