@@ -236,8 +236,10 @@ def test_hedge_auto_copies_a_straggler_then_replaces_a_copy_as_slow_as_its_origi
     assert map_attempts(cluster, first, 0) == {0: "KILLED", 1: "SUCCEEDED"}
     assert first.counter("TOTAL_LAUNCHED_MAPS") == AUTO_MAPS + 1
     assert first.output == expected_output(AUTO_MAPS, records=40)
-    # without a copy that wins the job cannot end before its original's 120 s of work
-    assert first.seconds < WELL_BEFORE * 120, first.seconds
+    # without a copy that wins the job cannot end before its original's 120 s of work (no
+    # tighter bound: the attempts above show the copy won, and a loaded CI machine adds
+    # container starts' worth of seconds; test_yarn_placement's 0.75x bound failed so)
+    assert first.seconds < 120, first.seconds
 
     # 2. The copy is as slow as its original (attempts 0 and 1 both work 10x slower: 100 s
     # each, in steps of 5 s): hedge-auto judges the race again and answers with a new copy
@@ -257,7 +259,7 @@ def test_hedge_auto_copies_a_straggler_then_replaces_a_copy_as_slow_as_its_origi
     assert re.search(r"copies 2 \(fallback 0\), kills 1 \(held 0\)", speculator_line(second))
     assert second.output == expected_output(AUTO_MAPS, records=20)
     # without a copy that wins the job cannot end before its original's 100 s of work
-    assert second.seconds < WELL_BEFORE * 100, second.seconds
+    assert second.seconds < 100, second.seconds
 
 
 def test_window_learns_every_finished_task_and_its_node_from_the_shim(
