@@ -28,8 +28,9 @@ def report(tmp_path_factory):
 def test_every_plot_is_written_and_shown(report):
     out, figures, _ = report
     html = (out / "report.html").read_text()
-    for name in ("job_time_cdf.png", "job_time_tail.png", "cost_vs_latency.png",
-                 "copies_over_time.png", "precision_recall.png", "waste.png"):
+    for name in ("which_policy.png", "job_time_cdf.png", "job_time_tail.png",
+                 "cost_vs_latency.png", "copies_over_time.png", "precision_recall.png",
+                 "waste.png"):
         assert name in figures and f'src="{name}"' in html
         assert (out / name).stat().st_size > 5000
 
@@ -41,6 +42,39 @@ def test_cost_axes_start_at_zero(report):
     top = max(r["machine_time"] for r in rows) / 3600
     assert cost["ylim"][1] >= top
     assert cost["points"]["hadoop"][1] == pytest.approx(rows[1]["machine_time"] / 3600)
+
+
+def test_which_policy_plot_is_each_policys_saving_and_waste_with_the_frontier_marked(report):
+    _, figures, rows = report
+    choice = figures["which_policy.png"]
+    by = {r["policy"]: r for r in rows}
+    none = by["none"]["mean_job_time"]
+    assert choice["x"] == "saved_percent_of_none" and set(choice["points"]) == set(by)
+    for policy, (x, y) in choice["points"].items():
+        assert x == pytest.approx(100 * (1 - by[policy]["mean_job_time"] / none))
+        assert y == pytest.approx(by[policy]["wasted_s"] / 3600)
+    assert choice["points"]["none"] == [0.0, 0.0] and "none" in choice["frontier"]
+
+    def beats(a: dict, b: dict) -> bool:
+        return (a["mean_job_time"] <= b["mean_job_time"] and a["wasted_s"] <= b["wasted_s"]
+                and (a["mean_job_time"] < b["mean_job_time"] or a["wasted_s"] < b["wasted_s"]))
+
+    for policy, row in by.items():  # on the frontier exactly when nothing beats it
+        beaten = any(beats(other, row) for other in rows)
+        assert (policy in choice["frontier"]) is not beaten, policy
+    assert choice["ylim"][0] == 0 and choice["xlim"][0] <= 0 <= choice["xlim"][1]
+    assert choice["oracle"] == {}
+
+
+def test_which_policy_plot_draws_the_oracle_as_a_line_not_a_choice(tmp_path):
+    out = tmp_path / "rep"
+    assert main(["simulate", "--synthetic", SYNTH, "--cluster", "nodes=12,slots=2",
+                 "--policy", "hadoop,oracle", "--out", str(out), "--quiet"]) == 0
+    choice = json.loads((out / "figures.json").read_text())["which_policy.png"]
+    assert set(choice["points"]) == {"hadoop"} and set(choice["oracle"]) == {"oracle"}
+    # without none there is no saving to draw: the x axis is the mean job time itself
+    assert choice["x"] == "mean_job_time_s" and choice["frontier"] == ["hadoop"]
+    assert choice["oracle"]["oracle"] <= choice["points"]["hadoop"][0]
 
 
 def test_tail_plot_shows_p95_to_p99_of_each_policy(report):

@@ -1,6 +1,11 @@
 """``report.html``: the results table and its plots (PNG files beside it, the data behind
 each in ``figures.json``).
 
+- which policy to turn on: per policy an AM can run, the mean job time it saves against
+  none's (%) and the slot-hours its killed attempts wasted, averaged over seeds; the
+  policies no other beats on both (``hedge.sim.standings``' frontier) are marked and joined,
+  and a clairvoyant run (``oracle``) is a dashed line at its saving. Both axes from zero
+  (none's saving; no waste), so the nearer a point to the lower right, the better;
 - job-time CDF per policy;
 - job-time tail: the 95th to 99th percentile of job time per policy (axis from zero);
 - cost vs latency: machine time against mean job time, one point per run (both axes from
@@ -21,6 +26,8 @@ import numpy as np
 
 from hedge.report.page import finish, write_page
 from hedge.report.table import format_table
+from hedge.sim.paired import clairvoyant
+from hedge.sim.standings import frontier, standings
 from hedge.sim.sweep import RunSummary
 
 TAIL_PERCENTILES = np.arange(95.0, 99.01, 0.5)
@@ -28,6 +35,62 @@ TAIL_PERCENTILES = np.arange(95.0, 99.01, 0.5)
 
 def _label(run: RunSummary, many_seeds: bool) -> str:
     return f"{run.row['policy']} (seed {run.row['seed']})" if many_seeds else run.row["policy"]
+
+
+def _choice(runs: list[RunSummary], many: bool, path: Path) -> dict:
+    """Which policy to turn on: saving of mean job time against waste, per policy (seeds
+    averaged, as the standings under the table are); without a ``none`` run the x axis is
+    the mean job time itself."""
+    rows = [r.row for r in runs]
+    ranked = standings(rows)
+    edge = frontier(ranked)
+    reference = {r.row["policy"]: r.row["mean_job_time"] for r in runs
+                 if clairvoyant(str(r.row["policy"]))}
+    none = next((s for s in ranked if s.policy == "none"), None)
+    if none is not None and none.mean > 0:
+        def x_of(mean: float) -> float:
+            return 100.0 * (1.0 - mean / none.mean)
+        xlabel = "mean job time saved, % of none's (further right is faster)"
+    else:
+        def x_of(mean: float) -> float:
+            return mean
+        xlabel = "mean job time (s)"
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    points = {s.policy: [x_of(s.mean), s.waste / 3600.0] for s in ranked}
+    _draw_choice(ax, points, [s.policy for s in edge], {p: x_of(m) for p, m in reference.items()})
+    xs = [x for x, _ in points.values()] + [x_of(m) for m in reference.values()]
+    if none is not None and xs:
+        low, high = min(0.0, *xs), max(0.0, *xs)
+        pad = 0.08 * (high - low) or 1.0
+        ax.set_xlim(low - pad, high + 2.5 * pad)  # room for the names right of the points
+    ax.set_ylim(bottom=0)
+    info = finish(fig, ax, xlabel, "wasted machine time (slot-hours)",
+                  "Which policy to turn on: saving against waste", path, legend=bool(points))
+    return {**info, "points": points, "frontier": [s.policy for s in edge],
+            "oracle": {p: x_of(m) for p, m in reference.items()},
+            "x": "saved_percent_of_none" if none is not None else "mean_job_time_s"}
+
+
+def _draw_choice(ax, points: dict[str, list[float]], edge: list[str],
+                 oracle: dict[str, float]) -> None:
+    """The frontier's points filled and joined (from the fastest to the least wasteful), the
+    others hollow, each named; a clairvoyant run's saving as a dashed line."""
+    if edge:
+        ax.plot([points[p][0] for p in edge], [points[p][1] for p in edge], color="C0",
+                linewidth=1, zorder=1)
+    for policy, (x, y) in points.items():
+        on = policy in edge
+        ax.scatter(x, y, s=40 if on else 28, zorder=2,
+                   facecolors="C0" if on else "none", edgecolors="C0" if on else "0.45",
+                   label=None)
+        ax.annotate(policy, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=7,
+                    fontweight="bold" if on else "normal")
+    ax.scatter([], [], s=40, color="C0", label="not beaten on both (turn one of these on)")
+    ax.scatter([], [], s=28, facecolors="none", edgecolors="0.45",
+               label="another is faster and wastes no more")
+    for policy, x in oracle.items():
+        ax.axvline(x, color="0.3", linestyle="--", linewidth=1,
+                   label=f"{policy}: clairvoyant reference")
 
 
 def _cdf(runs: list[RunSummary], many: bool, path: Path) -> dict:
@@ -126,7 +189,7 @@ def _waste(runs: list[RunSummary], many: bool, path: Path) -> dict:
     return {**info, "labels": labels, "wasted_slot_hours": wasted}
 
 
-PLOTS = {"job_time_cdf.png": _cdf, "job_time_tail.png": _tail, "cost_vs_latency.png": _cost,
+PLOTS = {"which_policy.png": _choice, "job_time_cdf.png": _cdf, "job_time_tail.png": _tail, "cost_vs_latency.png": _cost,
          "copies_over_time.png": _copies, "precision_recall.png": _precision,
          "waste.png": _waste}
 

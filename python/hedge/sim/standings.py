@@ -10,8 +10,8 @@ reference line, not a choice), the lines name
 - the **frontier**: every policy that no other beats on both mean job time and wasted
   slot-seconds (less of one and no more of the other). Each is the fastest for what it
   wastes; a policy off it wastes more than another that is at least as fast. ``none``
-  wastes nothing, so it is always on it. The frontier is the lower-left edge of the
-  report's waste-versus-latency plot.
+  wastes nothing, so it is always on it. The report's first plot draws it
+  (``hedge.report.html``, which policy to turn on: saving against waste).
 
 With several seeds a policy's figures are its means over the seeds it ran (a single seed's
 standings may be that seed's luck; ``hedge.sim.paired`` gives the spread).
