@@ -77,6 +77,26 @@ def test_which_policy_plot_draws_the_oracle_as_a_line_not_a_choice(tmp_path):
     assert choice["oracle"]["oracle"] <= choice["points"]["hadoop"][0]
 
 
+def test_which_policy_plot_averages_each_policy_over_its_seeds(tmp_path):
+    out, js = tmp_path / "rep", tmp_path / "rows.json"
+    assert main(["simulate", "--synthetic", SYNTH, "--cluster", "nodes=12,slots=2",
+                 "--policy", "none,hadoop,oracle", "--seed", "0-1", "--out", str(out),
+                 "--json", str(js), "--quiet"]) == 0
+    rows = json.loads(js.read_text())
+    choice = json.loads((out / "figures.json").read_text())["which_policy.png"]
+
+    def mean(policy: str, key: str) -> float:
+        values = [r[key] for r in rows if r["policy"] == policy]
+        assert len(values) == 2
+        return sum(values) / 2
+
+    none = mean("none", "mean_job_time")
+    assert choice["points"]["hadoop"] == pytest.approx(
+        [100 * (1 - mean("hadoop", "mean_job_time") / none), mean("hadoop", "wasted_s") / 3600])
+    assert choice["oracle"]["oracle"] == pytest.approx(
+        100 * (1 - mean("oracle", "mean_job_time") / none))
+
+
 def test_tail_plot_shows_p95_to_p99_of_each_policy(report):
     _, figures, rows = report
     tail = figures["job_time_tail.png"]
