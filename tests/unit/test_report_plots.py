@@ -63,7 +63,7 @@ def test_which_policy_plot_is_each_policys_saving_and_waste_with_the_frontier_ma
         beaten = any(beats(other, row) for other in rows)
         assert (policy in choice["frontier"]) is not beaten, policy
     assert choice["ylim"][0] == 0 and choice["xlim"][0] <= 0 <= choice["xlim"][1]
-    assert choice["oracle"] == {}
+    assert choice["oracle"] == {} and not choice["no_gain"]
 
 
 def test_which_policy_plot_draws_the_oracle_as_a_line_not_a_choice(tmp_path):
@@ -75,6 +75,16 @@ def test_which_policy_plot_draws_the_oracle_as_a_line_not_a_choice(tmp_path):
     # without none there is no saving to draw: the x axis is the mean job time itself
     assert choice["x"] == "mean_job_time_s" and choice["frontier"] == ["hadoop"]
     assert choice["oracle"]["oracle"] <= choice["points"]["hadoop"][0]
+
+
+def test_which_policy_plot_says_when_no_policy_gains_and_does_not_blow_up_noise(tmp_path):
+    out = tmp_path / "rep"
+    assert main(["simulate", "--synthetic", "jobs=6,tasks=10,straggler_ratio=0",
+                 "--cluster", "nodes=12,slots=2", "--policy", "none,hadoop", "--out", str(out),
+                 "--quiet"]) == 0
+    choice = json.loads((out / "figures.json").read_text())["which_policy.png"]
+    assert choice["no_gain"] and max(x for x, _ in choice["points"].values()) < 1.0
+    assert choice["xlim"][1] - choice["xlim"][0] >= 2.0  # percentage points
 
 
 def test_which_policy_plot_averages_each_policy_over_its_seeds(tmp_path):

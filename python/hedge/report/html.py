@@ -5,7 +5,9 @@ each in ``figures.json``).
   none's (%) and the slot-hours its killed attempts wasted, averaged over seeds; the
   policies no other beats on both (``hedge.sim.standings``' frontier) are marked and joined,
   and a clairvoyant run (``oracle``) is a dashed line at its saving. Both axes from zero
-  (none's saving; no waste), so the nearer a point to the lower right, the better;
+  (none's saving; no waste), the saving axis at least 2 percentage points wide, with a line
+  saying so where no policy saves 1 % (the standings' no-gain band); policies on one spot
+  share a label. The nearer a point to the lower right, the better;
 - job-time CDF per policy;
 - job-time tail: the 95th to 99th percentile of job time per policy (axis from zero);
 - cost vs latency: machine time against mean job time, one point per run (both axes from
@@ -27,10 +29,11 @@ import numpy as np
 from hedge.report.page import finish, write_page
 from hedge.report.table import format_table
 from hedge.sim.paired import clairvoyant
-from hedge.sim.standings import frontier, standings
+from hedge.sim.standings import NO_GAIN, frontier, standings
 from hedge.sim.sweep import RunSummary
 
 TAIL_PERCENTILES = np.arange(95.0, 99.01, 0.5)
+MIN_SPAN_PERCENT = 2.0  # the which-policy plot's narrowest saving axis (percentage points)
 
 
 def _label(run: RunSummary, many_seeds: bool) -> str:
@@ -58,16 +61,24 @@ def _choice(runs: list[RunSummary], many: bool, path: Path) -> dict:
     points = {s.policy: [x_of(s.mean), s.waste / 3600.0] for s in ranked}
     _draw_choice(ax, points, [s.policy for s in edge], {p: x_of(m) for p, m in reference.items()})
     xs = [x for x, _ in points.values()] + [x_of(m) for m in reference.values()]
+    no_gain = none is not None and max(x_of(s.mean) for s in ranked) < 100.0 * NO_GAIN
     if none is not None and xs:
+        # at least MIN_SPAN_PERCENT wide: differences within the standings' no-gain band
+        # must not be blown up to fill the plot
         low, high = min(0.0, *xs), max(0.0, *xs)
-        pad = 0.08 * (high - low) or 1.0
-        ax.set_xlim(low - pad, high + 2.5 * pad)  # room for the names right of the points
+        span = max(high - low, MIN_SPAN_PERCENT)
+        ax.set_xlim(low - 0.08 * span, low + 1.2 * span)  # room for the names on the right
+        if no_gain:
+            ax.text(0.5, 0.5, f"no policy saves {NO_GAIN:.0%} or more of none's mean job "
+                    "time:\nspeculation gains nothing on this workload",
+                    ha="center", transform=ax.transAxes, fontsize=9, color="0.3")
     ax.set_ylim(bottom=0)
     info = finish(fig, ax, xlabel, "wasted machine time (slot-hours)",
                   "Which policy to turn on: saving against waste", path, legend=bool(points))
     return {**info, "points": points, "frontier": [s.policy for s in edge],
             "oracle": {p: x_of(m) for p, m in reference.items()},
-            "x": "saved_percent_of_none" if none is not None else "mean_job_time_s"}
+            "x": "saved_percent_of_none" if none is not None else "mean_job_time_s",
+            "no_gain": no_gain}
 
 
 def _clairvoyant_means(rows: list[dict]) -> dict[str, float]:
@@ -87,13 +98,15 @@ def _draw_choice(ax, points: dict[str, list[float]], edge: list[str],
     if edge:
         ax.plot([points[p][0] for p in edge], [points[p][1] for p in edge], color="C0",
                 linewidth=1, zorder=1)
+    names: dict[tuple[float, float], list[str]] = {}  # policies on one spot share a label
     for policy, (x, y) in points.items():
-        on = policy in edge
+        names.setdefault((x, y), []).append(policy)
+    for (x, y), here in names.items():
+        on = any(policy in edge for policy in here)
         ax.scatter(x, y, s=40 if on else 28, zorder=2,
-                   facecolors="C0" if on else "none", edgecolors="C0" if on else "0.45",
-                   label=None)
-        ax.annotate(policy, (x, y), xytext=(4, 3), textcoords="offset points", fontsize=7,
-                    fontweight="bold" if on else "normal")
+                   facecolors="C0" if on else "none", edgecolors="C0" if on else "0.45")
+        ax.annotate(", ".join(here), (x, y), xytext=(4, 3), textcoords="offset points",
+                    fontsize=7, fontweight="bold" if on else "normal")
     ax.scatter([], [], s=40, color="C0", label="not beaten on both (turn one of these on)")
     ax.scatter([], [], s=28, facecolors="none", edgecolors="0.45",
                label="another is faster and wastes no more")
