@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -178,3 +179,25 @@ def test_a_new_job_believes_what_the_clusters_races_taught() -> None:
     alone = create("hedge-auto", pool_races=False)
     alone.join(shared)
     assert alone.decide(task).speculate_task.tolist() == [99]
+
+
+def test_a_small_jobs_task_with_more_input_is_expected_to_copy_slower() -> None:
+    # 4 maps: task 0 slow, tasks 1 and 2 running at their pace, one completed in 10 s. With
+    # 1.4x its siblings' input (under skew_ratio: not skew) task 0's copy is expected to take
+    # 1.4x the job's median, as any task's: a smaller benefit and a longer slot than where
+    # inputs are unknown or equal
+    def benefit_and_cost(inputs: tuple[float, float, float]) -> tuple[float, float]:
+        rows = [(task, progress, 3 + task, False, size)
+                for task, progress, size in zip((0, 1, 2), (0.012, 0.5, 0.5), inputs,
+                                                strict=True)]
+        s = snapshot(3.0, rows, done=[10.0])
+        a = joined(taught_memory(spread=0.01)).decide(replace(s, job=replace(s.job, n_maps=4)))
+        assert a.speculate_task.tolist() == [0], a.why
+        found = re.search(r"benefit=([\d.]+) cost=([\d.]+)", a.why)
+        assert found, a.why
+        return float(found[1]), float(found[2])
+
+    unknown = benefit_and_cost((math.nan, math.nan, math.nan))
+    assert benefit_and_cost((1e6, 1e6, 1e6)) == unknown
+    more = benefit_and_cost((1.4e6, 1e6, 1e6))
+    assert more[0] < unknown[0] - 5 and more[1] > unknown[1]
