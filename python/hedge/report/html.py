@@ -28,7 +28,6 @@ import numpy as np
 
 from hedge.report.page import finish, write_page
 from hedge.report.table import format_table
-from hedge.sim.paired import clairvoyant
 from hedge.sim.standings import NO_GAIN, frontier, standings
 from hedge.sim.sweep import RunSummary
 
@@ -47,24 +46,21 @@ def _choice(runs: list[RunSummary], many: bool, path: Path) -> dict:
     rows = [r.row for r in runs]
     ranked = standings(rows)
     edge = frontier(ranked)
-    reference = _clairvoyant_means(rows)
-    none = next((s for s in ranked if s.policy == "none"), None)
-    if none is not None and none.mean > 0:
-        def x_of(mean: float) -> float:
-            return 100.0 * (1.0 - mean / none.mean)
-        xlabel = "mean job time saved, % of none's (further right is faster)"
-    else:
-        def x_of(mean: float) -> float:
-            return mean
-        xlabel = "mean job time (s)"
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    none = next((s.mean for s in ranked if s.policy == "none"), 0.0)
+    saving = none > 0
+
+    def x_of(mean: float) -> float:
+        return 100.0 * (1.0 - mean / none) if saving else mean
+
     points = {s.policy: [x_of(s.mean), s.waste / 3600.0] for s in ranked}
-    _draw_choice(ax, points, [s.policy for s in edge], {p: x_of(m) for p, m in reference.items()})
-    xs = [x for x, _ in points.values()] + [x_of(m) for m in reference.values()]
-    no_gain = none is not None and max(x_of(s.mean) for s in ranked) < 100.0 * NO_GAIN
-    if none is not None and xs:
+    oracle = {s.policy: x_of(s.mean) for s in standings(rows, references=True)}
+    no_gain = saving and max(x for x, _ in points.values()) < 100.0 * NO_GAIN
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    _draw_choice(ax, points, [s.policy for s in edge], oracle)
+    if saving:
         # at least MIN_SPAN_PERCENT wide: differences within the standings' no-gain band
         # must not be blown up to fill the plot
+        xs = [x for x, _ in points.values()] + list(oracle.values())
         low, high = min(0.0, *xs), max(0.0, *xs)
         span = max(high - low, MIN_SPAN_PERCENT)
         ax.set_xlim(low - 0.08 * span, low + 1.2 * span)  # room for the names on the right
@@ -73,22 +69,12 @@ def _choice(runs: list[RunSummary], many: bool, path: Path) -> dict:
                     "time:\nspeculation gains nothing on this workload",
                     ha="center", transform=ax.transAxes, fontsize=9, color="0.3")
     ax.set_ylim(bottom=0)
+    xlabel = ("mean job time saved, % of none's (further right is faster)" if saving
+              else "mean job time (s)")
     info = finish(fig, ax, xlabel, "wasted machine time (slot-hours)",
                   "Which policy to turn on: saving against waste", path, legend=bool(points))
-    return {**info, "points": points, "frontier": [s.policy for s in edge],
-            "oracle": {p: x_of(m) for p, m in reference.items()},
-            "x": "saved_percent_of_none" if none is not None else "mean_job_time_s",
-            "no_gain": no_gain}
-
-
-def _clairvoyant_means(rows: list[dict]) -> dict[str, float]:
-    """Per clairvoyant policy run (the oracle and its variants), its mean job time averaged
-    over its seeds, as ``standings`` averages the others'."""
-    means: dict[str, list[float]] = {}
-    for row in rows:
-        if clairvoyant(str(row["policy"])):
-            means.setdefault(str(row["policy"]), []).append(float(row["mean_job_time"]))
-    return {policy: sum(m) / len(m) for policy, m in means.items()}
+    return {**info, "points": points, "frontier": [s.policy for s in edge], "oracle": oracle,
+            "x": "saved_percent_of_none" if saving else "mean_job_time_s", "no_gain": no_gain}
 
 
 def _draw_choice(ax, points: dict[str, list[float]], edge: list[str],

@@ -43,14 +43,16 @@ class Standing:
                 and (self.mean < other.mean or self.waste < other.waste))
 
 
-def standings(rows: list[dict]) -> list[Standing]:
-    """Per policy an AM can run, in the order first named, its figures averaged over its
-    runs (a run without both figures is left out)."""
+def standings(rows: list[dict], references: bool = False) -> list[Standing]:
+    """Per policy an AM can run (``references``: per clairvoyant one instead, the reference
+    lines), in the order first named, its figures averaged over its runs (a run without
+    both figures is left out)."""
     runs: dict[str, list[tuple[float, float]]] = {}
     for row in rows:
         policy = str(row["policy"])
         mean, waste = row.get("mean_job_time"), row.get("wasted_s")
-        if mean is None or waste is None or not math.isfinite(mean) or clairvoyant(policy):
+        if (mean is None or waste is None or not math.isfinite(mean)
+                or clairvoyant(policy) != references):
             continue
         runs.setdefault(policy, []).append((float(mean), float(waste)))
     return [Standing(p, sum(m for m, _ in r) / len(r), sum(w for _, w in r) / len(r), len(r))
