@@ -135,7 +135,7 @@ def _audited(monkeypatch, every: int = 1) -> tuple[Audit, Audit]:
 
 # fresh-*: their golden runs take about 20-60 s each, so their audits run with the slow tests
 GATED = ["adaptive", "chronos-clone", "chronos-restart", "chronos-resume", "hedge-auto", "late",
-         "mantri", "oracle", "replicate", "spark", "spark-legacy",
+         "mantri", "oracle", "rate", "replicate", "score", "spark", "spark-legacy", "static",
          *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
 
@@ -172,7 +172,8 @@ def test_the_cap_gate_keeps_results_bit_identical_when_caps_bind(policy):
     assert gated.scans < full.scans
 
 
-@pytest.mark.parametrize("policy", ["adaptive", "late", "mantri", "oracle", "spark"])
+@pytest.mark.parametrize("policy", ["adaptive", "late", "mantri", "oracle", "rate", "score",
+                                    "spark", "static"])
 def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
     """``needs_scan_slots`` (numba; for mantri with its jobs' prune timers: what runs)
     against ``needs_scan`` over ``to_batch()`` (the reference) at every gated step of

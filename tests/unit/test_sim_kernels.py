@@ -165,6 +165,31 @@ def test_mantri_slot_gate_equals_the_numpy_gate(params):
     assert wanted > 30 and cleared > 30 and barred > 10  # every outcome exercised
 
 
+@pytest.mark.parametrize("policy, params", [("score", {}), ("score", {"gap": 0.0}),
+                                             ("rate", {}), ("rate", {"factor": 1.0}),
+                                             ("static", {}), ("static", {"estimator": "legacy"})])
+def test_mean_rule_slot_gates_equal_the_numpy_gates(policy, params):
+    """score, rate and static: the compiled gate wants exactly the due jobs with a row that
+    ``needs_scan`` over ``to_batch()`` wants, and leaves its scratch zeroed."""
+    rng = np.random.default_rng(13)
+    gate = create(policy, **params)
+    wanted = cleared = 0
+    for _ in range(300):
+        view = _random_view(rng, int(rng.integers(1, 80)), int(rng.integers(1, 8)))
+        view.job_start = rng.uniform(0, 50, len(view.n_tasks))
+        if rng.random() < 0.3:  # a time equal to some starts: rates of x / 0
+            view.now = float(view.start[rng.integers(0, len(view.start))])
+        batch = view.to_batch()
+        ref = np.zeros(len(view.due), dtype=bool)
+        ref[batch.job[gate.needs_scan(batch)] + 1] = True
+        got = gate.needs_scan_slots(view)
+        assert got.dtype == bool and np.array_equal(got, ref)
+        wanted += int(got.any())
+        cleared += int(view.due.any() and not got.any())
+    assert wanted > 30 and cleared > 30  # both outcomes exercised
+    assert not any(a.any() for a in gate._scratch.arrays[:2])  # per-job scratch left zeroed
+
+
 def _maps_view(hw: float, n_slots: int = 2, start0: float = 45.0) -> SlotView:
     """One job whose maps run on ``n_slots`` slots (tasks 0, 1, ...; task ``n_slots`` is the
     empty slots'), each its task's only attempt, at ``now`` 100: slot 0 started at
@@ -247,7 +272,8 @@ def _fingerprint(result) -> tuple:
         result.scans,)
 
 
-@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri", "none", "dolly"])
+@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri", "none", "dolly", "score", "rate",
+                                    "static"])
 def test_compiled_and_numpy_runs_are_bit_identical(policy, monkeypatch):
     runs = [(random_workload(3 + seed), CLUSTER, seed) for seed in (1, 2)]
     runs.append((default_workload(1, n_jobs=15),

@@ -59,7 +59,9 @@ from hedge.estimate.runtime_kernels import fresh_table
 from hedge.model import Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
+from hedge.policy import detector_kernels as kernels
 from hedge.policy.base import OwnStateGate, Policy, register
+from hedge.policy.detector_kernels import adaptive_gate
 from hedge.policy.quiet import table_quiet
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
 
@@ -166,6 +168,29 @@ def _ratio_gate(batch: ScanBatch, values: np.ndarray, factor: float) -> np.ndarr
         return cand & (values >= limit - _GATE_TOL * (np.abs(limit) + np.abs(values)))
 
 
+class _Scratch:
+    """A compiled gate's zeroed scratch arrays, kept between calls (per job: count and sum;
+    per slot: value), made again when the view's sizes change."""
+
+    def __init__(self) -> None:
+        self.arrays: tuple[np.ndarray, ...] = ()
+
+    def of(self, view: SlotView) -> tuple[np.ndarray, ...]:
+        n_jobs, n_slots = len(view.n_tasks), len(view.job)
+        if not self.arrays or len(self.arrays[0]) != n_jobs or len(self.arrays[2]) != n_slots:
+            self.arrays = (np.zeros(n_jobs, np.int64), np.zeros(n_jobs), np.zeros(n_slots))
+        return self.arrays
+
+
+def _mean_rule_wants(view: SlotView, rule: int, param: float, scratch: _Scratch) -> np.ndarray:
+    """``needs_scan`` of a mean rule (``detector_kernels.mean_rule_gate``) per due job."""
+    job_start = view.job_start if view.job_start is not None else np.zeros(len(view.n_tasks))
+    return kernels.mean_rule_gate(view.now, view.hw, rule, param, _GATE_TOL, view.due,
+                                  view.job, view.task, view.start, view.k, view.p0, view.p1,
+                                  view.r0, view.r1, view.task_attempts, job_start,
+                                  *scratch.of(view))
+
+
 @register
 class StaticPolicy(DetectorPolicy):
     """Static threshold: speculate when ECT > ``factor`` x mean ECT (from job start)."""
@@ -178,6 +203,7 @@ class StaticPolicy(DetectorPolicy):
         super().__init__()
         self.factor = factor
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
+        self._scratch = _Scratch()
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the static rule could flag: ECT - job start > factor x job mean."""
@@ -190,6 +216,14 @@ class StaticPolicy(DetectorPolicy):
             ect = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now)
         return _ratio_gate(batch, ect - batch.job_start[np.maximum(batch.job, 0)],
                            self.factor)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``detector_kernels.mean_rule_gate``)."""
+        if self.estimator not in ("legacy", "rate") or view.job_start is None:
+            return view.due.copy()
+        rule = kernels.STATIC_LEGACY if self.estimator == "legacy" else kernels.STATIC_RATE
+        return _mean_rule_wants(view, rule, self.factor, self._scratch)
 
 
 @register
@@ -228,7 +262,7 @@ class AdaptivePolicy(DetectorPolicy):
         self.cpu_standard = cpu_standard
         self.resource_weight = resource_weight
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
-        self._scratch: tuple[np.ndarray, ...] | None = None  # _adaptive_gate's, left zeroed
+        self._scratch: tuple[np.ndarray, ...] | None = None  # adaptive_gate's, left zeroed
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the adaptive rule could flag: ECT > Th x job mean ECT, with Th as
@@ -251,7 +285,7 @@ class AdaptivePolicy(DetectorPolicy):
 
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
-        slots (``_adaptive_gate``): the same estimates, bounds and tolerance."""
+        slots (``adaptive_gate``): the same estimates, bounds and tolerance."""
         if (self.estimator not in ("legacy", "rate") or view.job_start is None
                 or view.job_deadline is None or view.cluster_util is None):
             return view.due.copy()
@@ -262,7 +296,7 @@ class AdaptivePolicy(DetectorPolicy):
                              np.zeros(n_jobs), np.zeros(len(view.task_attempts)),
                              np.zeros(len(view.job)))
         count, total, smallest, best, task_best, ect = self._scratch
-        return _adaptive_gate(
+        return adaptive_gate(
             view.now, view.hw, self.estimator == "legacy", self.progress_standard,
             self.progress_weight, self.resource_weight,
             view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
@@ -282,6 +316,7 @@ class ScorePolicy(DetectorPolicy):
     def __init__(self, gap: float = 0.2) -> None:
         super().__init__()
         self.gap = gap
+        self._scratch = _Scratch()
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the score rule could flag: progress <= job mean progress - gap."""
@@ -289,6 +324,11 @@ class ScorePolicy(DetectorPolicy):
         limit = _job_mean(batch, batch.progress, known) - self.gap
         with np.errstate(invalid="ignore"):
             return cand & (batch.progress <= limit + _GATE_TOL * (1.0 + np.abs(limit)))
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``detector_kernels.mean_rule_gate``)."""
+        return _mean_rule_wants(view, kernels.SCORE, self.gap, self._scratch)
 
 
 @register
@@ -302,12 +342,18 @@ class RatePolicy(DetectorPolicy):
     def __init__(self, factor: float = 1.2) -> None:
         super().__init__()
         self.factor = factor
+        self._scratch = _Scratch()
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the rate rule could flag: ETD >= factor x job mean ETD."""
         etd = rate_arrays(batch.start, batch.progress, batch.report_sent, batch.now) \
             - batch.start
         return _ratio_gate(batch, etd, self.factor)
+
+    def needs_scan_slots(self, view: SlotView) -> np.ndarray:
+        """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
+        slots (``detector_kernels.mean_rule_gate``)."""
+        return _mean_rule_wants(view, kernels.RATE, self.factor, self._scratch)
 
 
 def _adaptive_limit(p: AdaptivePolicy, batch: ScanBatch, ect: np.ndarray, known: np.ndarray,
@@ -349,87 +395,6 @@ def _adaptive_limit(p: AdaptivePolicy, batch: ScanBatch, ect: np.ndarray, known:
     p_term = p.progress_weight * progress * mean
     r_term = p.resource_weight * resource * mean
     return q_mean + p_term + r_term, np.abs(q_mean) + np.abs(p_term) + np.abs(r_term)
-
-
-@njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
-def _adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, task, start, k,
-                   p0, p1, r0, r1, attempts, n_tasks, job_start, job_deadline, count, total,
-                   smallest, best, task_best, ect):  # pragma: no cover - compiled
-    """``AdaptivePolicy.needs_scan`` per due job, walking the slot arrays three times.
-
-    The AM's report of a slot is ``k`` once received (``r0 <= now``), else ``k - 1``
-    (``SlotView.to_batch``). Pass 1: each slot's job-relative ECT (legacy or rate, the
-    send time once progress is 1), the job's count and sum of finite known ECTs, its
-    smallest ECT above ``qos - tolerance`` and each task's best reported progress. Pass 2:
-    the job's sum of its tasks' best progress. Pass 3: a candidate (known, progress < 1,
-    its task's only attempt) above ``_adaptive_limit``'s bound wants its job scanned.
-    ``resource``: the mean utilisation minus ``min(omega, phi)``. ``n_tasks``: per job,
-    (maps, reduces), added where a due job reads them (summing every job's at each call cost
-    O(jobs) a gated step: about 120 s of 293 at 959,229 tasks, issue 21). The scratch arrays
-    (per job, per task, per slot) are left as given: zeros, and inf for ``smallest``.
-    """
-    n = len(job)
-    want = np.zeros(len(due), np.bool_)
-    for s in range(n):
-        j = job[s]
-        if j < 0 or not due[j + 1]:
-            continue
-        if r0[s] <= now:
-            p, recv, sent = p0[s], r0[s], start[s] + k[s] * hw
-        else:
-            p, recv, sent = p1[s], r1[s], start[s] + (k[s] - 1) * hw
-        e = np.nan
-        if p >= 1.0:
-            e = sent
-        elif p > 0:
-            if legacy:
-                e = start[s] + (recv - start[s]) / p
-            else:
-                e = now + (1.0 - p) / (p / (now - start[s]))
-        e -= job_start[j]
-        ect[s] = e
-        if not np.isfinite(recv):
-            continue
-        if np.isfinite(e):
-            count[j] += 1
-            total[j] += e
-            qos = job_deadline[j] - job_start[j]
-            if e > qos - tol * (1.0 + abs(qos)) and e < smallest[j]:
-                smallest[j] = e
-        t = task[s]
-        if p > task_best[t]:
-            task_best[t] = p
-    for s in range(n):
-        j = job[s]
-        if j < 0 or not due[j + 1]:
-            continue
-        t = task[s]
-        best[j] += task_best[t]
-        task_best[t] = 0.0
-    for s in range(n):
-        j = job[s]
-        if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
-            continue
-        if r0[s] <= now:
-            p, recv = p0[s], r0[s]
-        else:
-            p, recv = p1[s], r1[s]
-        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1:
-            continue
-        mean = total[j] / count[j]
-        qos = job_deadline[j] - job_start[j]
-        q_mean = 1.5 * mean if np.isnan(qos) else min(qos, smallest[j])
-        p_term = alpha * (best[j] / (n_tasks[j, 0] + n_tasks[j, 1]) - mu) * mean
-        r_term = beta * resource * mean
-        limit = q_mean + p_term + r_term
-        scale = abs(q_mean) + abs(p_term) + abs(r_term)
-        if ect[s] > limit - tol * (scale + abs(ect[s])):
-            want[j + 1] = True
-    for s in range(n):  # leave the scratch as given
-        j = job[s]
-        if j >= 0:
-            count[j], total[j], smallest[j], best[j] = 0.0, 0.0, np.inf, 0.0
-    return want
 
 
 class PreviousReports:

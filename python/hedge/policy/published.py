@@ -23,6 +23,7 @@ from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, SHARE
+from hedge.policy.slot_reports import held_report, next_receipt
 
 
 def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
@@ -493,23 +494,6 @@ class Spark(Policy):
         return False, first
 
 
-@njit(cache=True, inline="always")
-def _held_report(now, hw, start, k, p0, p1, r0):  # pragma: no cover - compiled
-    """The report a slot's AM holds at ``now``, as ``SlotView.to_batch`` reads it: its
-    progress and send time, report ``k`` once received (``r0 <= now``), else ``k - 1``."""
-    if r0 <= now:
-        return p0, start + k * hw
-    return p1, start + (k - 1) * hw
-
-
-@njit(cache=True, inline="always")
-def _next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
-    """The earliest time a slot's AM could receive a report it does not hold at ``now``:
-    report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
-    sent (its latency is drawn when it is sent, so not known before)."""
-    return r0 if r0 > now else start + (k + 1) * hw
-
-
 @njit(cache=True)
 def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, task_type,
                attempts, mark, rate):  # pragma: no cover - compiled
@@ -530,7 +514,7 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
-        p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
+        p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
         if not p > 0:
             continue
         r = p / (sent - start[s])
@@ -598,7 +582,7 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
     the slots of such cells of their next report's earliest receipt (``r0`` while on its
     way, else its send time ``start + (k + 1) hw``: no report arrives before it is sent)
     and, for an uncopied slot not yet of age, a hair before it comes of age; inf when no
-    cell can flag (``_next_receipt``). ``busy``/``single``: zeroed per-cell scratch, left
+    cell can flag (``next_receipt``). ``busy``/``single``: zeroed per-cell scratch, left
     zeroed."""
     wake = np.full(len(due), np.inf)
     for s in range(len(job)):
@@ -615,7 +599,7 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
         c = j * 2 + task_type[task[s]]
         if busy[c] < 2 or single[c] < 1:
             continue
-        at = _next_receipt(now, hw, start[s], k[s], r0[s])
+        at = next_receipt(now, hw, start[s], k[s], r0[s])
         if attempts[task[s]] == 1 and not now - start[s] >= min_elapsed - 1e-9:
             age = start[s] + min_elapsed - 1e-9
             at = min(at, age - 1e-9 * (1.0 + abs(age)))
@@ -654,7 +638,7 @@ def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, sta
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
-        p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
+        p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
         left = _aged_left(now, start[s], p, sent)  # NaN: neither a candidate nor a copy
         n = attempts[task[s]]
         if n > 1 and np.isfinite(left):
@@ -674,7 +658,7 @@ def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
 
     A held estimate only ages between two reports, and the copy test gets harder as it
     does; so a slot that may take another copy can move the gate only at its next report
-    (``copy_at``: the least ``_next_receipt``). A pruning candidate needs a task of several
+    (``copy_at``: the least ``next_receipt``). A pruning candidate needs a task of several
     attempts with an estimate: ``prune_now`` where one has it, ``prune_at`` (the least next
     receipt) where one has it not yet."""
     copy_at = np.full(len(due), np.inf)
@@ -685,11 +669,11 @@ def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
         if j < 0 or not due[j + 1]:
             continue
         n = attempts[task[s]]
-        at = _next_receipt(now, hw, start[s], k[s], r0[s])
+        at = next_receipt(now, hw, start[s], k[s], r0[s])
         if n - 1 < max_copies:
             copy_at[j + 1] = min(copy_at[j + 1], at)
         if n > 1:
-            p, sent = _held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
+            p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
             left = _aged_left(now, start[s], p, sent)
             if np.isfinite(left):
                 prune_now[j + 1] = True

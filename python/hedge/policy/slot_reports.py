@@ -1,0 +1,27 @@
+"""What a slot's AM holds of its reports at a scan, for the compiled scan gates (numba).
+
+A ``SlotView`` keeps, per busy slot, its last two reports sent (``k`` and ``k - 1``) and
+when the AM receives each; these helpers read them as ``SlotView.to_batch`` does, so a
+gate compiled over the slot arrays sees exactly the ``ScanBatch`` its reference reads.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def held_report(now, hw, start, k, p0, p1, r0):  # pragma: no cover - compiled
+    """The report a slot's AM holds at ``now``, as ``SlotView.to_batch`` reads it: its
+    progress and send time, report ``k`` once received (``r0 <= now``), else ``k - 1``."""
+    if r0 <= now:
+        return p0, start + k * hw
+    return p1, start + (k - 1) * hw
+
+
+@njit(cache=True, inline="always")
+def next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
+    """The earliest time a slot's AM could receive a report it does not hold at ``now``:
+    report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
+    sent (its latency is drawn when it is sent, so not known before)."""
+    return r0 if r0 > now else start + (k + 1) * hw
