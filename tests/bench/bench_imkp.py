@@ -54,7 +54,8 @@ Every figure is printed next to a baseline measured in the same run (CPU time).
 3. Build throughput, one thread, MB per CPU second (target >= 100), on whitespace text
    (Tiny Shakespeare repeated to ~32 MB) and on a ~32 MB input of 1 M distinct keys (each
    once, plus 2.5 M uniform draws): hedge's builder in-process next to ``wc -w`` and a naive
-   ``collections.Counter(data.split())`` on the same bytes; then ``hedge imkp build`` as a
+   ``collections.Counter(data.split())`` on the same bytes (timed in a child process:
+   ``counter_cpu``); then ``hedge imkp build`` as a
    command (start-up included, CPU time of the child) against the in-process figure
    (target <= 1.5x), and the command's fixed cost (a two-word input) next to what importing
    everything but numba costs: with the 31 MB file's in-process time ``t``, that import
@@ -91,7 +92,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +324,21 @@ def child_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[fl
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def counter_cpu(path: Path) -> float:
+    """CPU seconds of ``Counter(data.split())`` on the file's bytes, timed inside a child.
+
+    Not in this process: after it ran here on the 1 M-distinct-key input, the in-process
+    hedge build that followed measured 75-90 MB per CPU second instead of 163-175 (issue
+    21, 2026-11-29; the cause, somewhere in the memory a dict of a million keys leaves
+    behind, was not traced). A baseline must not slow what it is compared with."""
+    code = ("import sys, time; from collections import Counter; "
+            "data = open(sys.argv[1], 'rb').read(); t = time.process_time(); "
+            "Counter(data.split()); print(time.process_time() - t)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out)
+
+
 def distinct_keys_text(path: Path, keys: int, draws: int) -> None:
     """Every one of ``keys`` distinct random keys (4-12 hex digits) once, plus ``draws``
     uniform draws among them, shuffled, 12 to a line."""
@@ -353,7 +368,6 @@ def build_throughput(files: dict[str, Path], runs: int) -> None:
     for name, path in files.items():
         mb = path.stat().st_size / 1e6
         build([str(path)], one)  # warm caches, imports and the compiled word count
-        data = path.read_bytes()
         cli = [hedge, "imkp", "build", str(path), "-r", "10", "--threads", "1", "--no-progress",
                "-o", str(path.with_suffix(".imkp"))]
         cpu: dict[str, list[float]] = {"hedge": [], "wc": [], "counter": [], "cli": [],
@@ -361,7 +375,7 @@ def build_throughput(files: dict[str, Path], runs: int) -> None:
         for _ in range(runs):  # interleaved, so load changes hit every method alike
             cpu["hedge"].append(timed(lambda: build([str(path)], one))[1])  # noqa: B023
             cpu["wc"].append(child_cpu(["wc", "-w", str(path)])[1])
-            cpu["counter"].append(timed(lambda: Counter(data.split()))[1])  # noqa: B023
+            cpu["counter"].append(counter_cpu(path))
             cpu["cli"].append(child_cpu(cli)[1])
             cpu["jit"].append(child_cpu(cli, jit)[1])
         h, w, c, k, j = (float(np.median(cpu[x])) for x in ("hedge", "wc", "counter", "cli", "jit"))
