@@ -569,8 +569,9 @@ class FreshPolicy(OwnStateGate, DetectorPolicy):
         self._inputs: _FreshInputs | None = None  # of the last table that differed
 
     def decide(self, snapshot: Snapshot) -> Actions:
-        if self._inputs is None or not self._inputs.same_table(snapshot):
-            self._inputs = _FreshInputs.of(snapshot, self._reports)
+        key = _table_key(snapshot)
+        if self._inputs is None or self._inputs.key != key:
+            self._inputs = _FreshInputs.of(snapshot, self._reports, key)
             self._speed_noise = self._inputs.noise
         return super().decide(snapshot)
 
@@ -674,9 +675,9 @@ class _FreshInputs:
     checked: float = math.inf  # scan time at which ReportHistory.check passed this table
 
     @classmethod
-    def of(cls, snapshot: Snapshot, reports: PreviousReports) -> _FreshInputs:
-        """The inputs of a table seen for the first time, its reports recorded in
-        ``reports``: one compiled pass (``hedge.estimate.runtime_kernels.fresh_table``,
+    def of(cls, snapshot: Snapshot, reports: PreviousReports, key: bytes) -> _FreshInputs:
+        """The inputs of a table seen for the first time (``key``: its ``_table_key``), its
+        reports recorded in ``reports``: one compiled pass (``hedge.estimate.runtime_kernels.fresh_table``,
         bit-identical to ``fresh_inputs`` and ``PreviousReports.speed_noise``)."""
         prev_sent, prev_progress = reports.update(snapshot)
         a = snapshot.attempts
@@ -685,11 +686,7 @@ class _FreshInputs:
             a.first_progress, prev_progress, prev_sent)
         if not ok:  # a median rate of zero, whose sign np.nanmedian decides
             ect, known, candidates, spread = fresh_inputs(snapshot)
-        return cls(_table_key(snapshot), ect, known, candidates, spread, float(noise),
-                   snapshot.now, running)
-
-    def same_table(self, snapshot: Snapshot) -> bool:
-        return self.key == _table_key(snapshot)
+        return cls(key, ect, known, candidates, spread, float(noise), snapshot.now, running)
 
 
 def _table_key(snapshot: Snapshot) -> bytes:
