@@ -16,7 +16,9 @@ would flag), keeping only rows whose task has exactly one live attempt (a task w
 more already has a copy, which ``decide`` never copies again). The ``ReportHistory`` they
 keep only validates, so skipping a scan cannot change a decision. ``adaptive`` recomputes
 its threshold per job from the batch (deadline, per-task progress, mean utilisation:
-``_adaptive_limit``, a lower bound within the same tolerance). The ``fresh-*`` policies
+``_adaptive_limit``, a lower bound within the same tolerance). In the compiled simulator
+these four gates run as one pass over the slot arrays each (``needs_scan_slots``,
+:mod:`hedge.policy.detector_kernels`), with the same answers. The ``fresh-*`` policies
 remember each attempt's previous report as seen at the scans (``PreviousReports``), so
 skipping a scan at which a report had arrived would change what they remember; their
 gate (``FreshPolicy``, compiled simulator only: it reads each job's own policy) skips
@@ -61,7 +63,6 @@ from hedge.model.batch import ScanBatch, SlotView
 from hedge.model.validate import ReportHistory
 from hedge.policy import detector_kernels as kernels
 from hedge.policy.base import OwnStateGate, Policy, register
-from hedge.policy.detector_kernels import adaptive_gate
 from hedge.policy.quiet import table_quiet
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
 
@@ -296,7 +297,7 @@ class AdaptivePolicy(DetectorPolicy):
                              np.zeros(n_jobs), np.zeros(len(view.task_attempts)),
                              np.zeros(len(view.job)))
         count, total, smallest, best, task_best, ect = self._scratch
-        return adaptive_gate(
+        return kernels.adaptive_gate(
             view.now, view.hw, self.estimator == "legacy", self.progress_standard,
             self.progress_weight, self.resource_weight,
             view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
