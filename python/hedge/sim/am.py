@@ -238,7 +238,10 @@ class AppMasters:
         """A gate skipped these due jobs: their next scan instant, and they sleep (``settle``
         decides until when, from their state at the end of this step)."""
         self.tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
-        if not self.sleeps or not len(jobs):
+        if not self.sleeps or not len(jobs) or (not by_cap and self.wake is None):
+            # (the last: with no wake rule, ``settle`` would wake such a job at its next
+            # scan instant, the one just set, so it need not sleep: adaptive, score, rate
+            # and static skip most jobs at nearly every step, and settling them cost)
             return
         self._anchor[jobs] = t
         self._by_cap[jobs] = by_cap
