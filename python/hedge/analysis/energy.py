@@ -69,8 +69,8 @@ class PowerModel:
     def of(cls, power: PowerModel | dict | None) -> PowerModel:
         """A model from a model, a dict of its fields (a policy parameter) or None (the
         defaults); anything else is one HedgeError naming the fields."""
-        if power is None:
-            return cls()
+        if power is None:  # frozen, so one default serves every caller (a window policy
+            return _DEFAULT_POWER  # per job: validating its fields each time cost 2 %)
         if isinstance(power, cls):
             return power
         if isinstance(power, dict):
@@ -111,6 +111,9 @@ class PowerModel:
         (bytes/s, 0 for a local task)."""
         n = np.asarray(n_other, dtype=np.float64)
         return self.node_power(n + 1, net_rate) - self.node_power(n, 0.0)
+
+
+_DEFAULT_POWER = PowerModel()  # PowerModel.of(None)
 
 
 def energy_efficiency(energy: np.ndarray | float) -> np.ndarray:
