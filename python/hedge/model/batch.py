@@ -131,6 +131,10 @@ class SlotView:
     ws: np.ndarray | None = None
     tw: np.ndarray | None = None
     latency_max: float | None = None
+    # per task: its job's policy asked for a copy of it at an earlier scan, whatever the caps
+    # then let through (None: unknown). For gates of policies whose ``decide`` never asks to
+    # copy a task twice (the detector policies, the oracle): such a task is no candidate.
+    task_asked: np.ndarray | None = None
     # per job index: the job's own policy object once its first scan made it (the simulator's
     # dict, kept current; None: unknown). Lets a policy that keeps per-job state (chronos:
     # its plan and per-task times) gate on it; such a gate must then want every job whose

@@ -38,14 +38,17 @@ def held_ect(legacy, now, p, recv, sent, start):  # pragma: no cover - compiled
 
 @njit(cache=True, error_model="numpy")
 def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, r0, r1,
-                   attempts, job_start, count, total, value):  # pragma: no cover - compiled
+                   attempts, copied, job_start, count, total,
+                   value):  # pragma: no cover - compiled
     """``needs_scan`` of score, rate or static (``rule``; ``param``: gap or factor) per due
     job (index ``job + 1``), in two passes over the slots.
 
     Pass 1: each busy slot's value from the report the AM holds, and per job the count and
     sum of the finite values of slots with a received report (``_job_mean``). Pass 2: a
     candidate (a received report, progress < 1, its task's only live attempt) past the
-    rule's bound of the job's mean wants the job (``_ratio_gate``, ``ScorePolicy``'s test).
+    rule's bound of the job's mean wants the job (``_ratio_gate``, ``ScorePolicy``'s test),
+    unless its job's policy copied the task before (``copied``, per task row: ``decide``
+    never copies a task twice, though a copy the cap refused leaves it one attempt).
     """
     n = len(job)
     want = np.zeros(len(due), np.bool_)
@@ -71,7 +74,7 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
             continue
         p = p0[s] if r0[s] <= now else p1[s]
         recv = r0[s] if r0[s] <= now else r1[s]
-        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1:
+        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1 or copied[task[s]]:
             continue
         mean = total[j] / count[j]
         v = value[s]
@@ -92,8 +95,8 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
 
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
 def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, task, start, k,
-                  p0, p1, r0, r1, attempts, n_tasks, job_start, job_deadline, count, total,
-                  smallest, best, task_best, ect):  # pragma: no cover - compiled
+                  p0, p1, r0, r1, attempts, copied, n_tasks, job_start, job_deadline, count,
+                  total, smallest, best, task_best, ect):  # pragma: no cover - compiled
     """``AdaptivePolicy.needs_scan`` per due job, walking the slot arrays three times.
 
     The AM's report of a slot is ``k`` once received (``r0 <= now``), else ``k - 1``
@@ -101,7 +104,8 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
     send time once progress is 1), the job's count and sum of finite known ECTs, its
     smallest ECT above ``qos - tolerance`` and each task's best reported progress. Pass 2:
     the job's sum of its tasks' best progress. Pass 3: a candidate (known, progress < 1,
-    its task's only attempt) above ``_adaptive_limit``'s bound wants its job scanned.
+    its task's only attempt, not copied before: ``copied``) above ``_adaptive_limit``'s
+    bound wants its job scanned.
     ``resource``: the mean utilisation minus ``min(omega, phi)``. ``n_tasks``: per job,
     (maps, reduces), added where a due job reads them (summing every job's at each call cost
     O(jobs) a gated step: about 120 s of 293 at 959,229 tasks, issue 21). The scratch arrays
@@ -143,7 +147,7 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
             p, recv = p0[s], r0[s]
         else:
             p, recv = p1[s], r1[s]
-        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1:
+        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1 or copied[task[s]]:
             continue
         mean = total[j] / count[j]
         qos = job_deadline[j] - job_start[j]

@@ -177,19 +177,30 @@ class _Scratch:
         self.arrays: tuple[np.ndarray, ...] = ()
 
     def of(self, view: SlotView) -> tuple[np.ndarray, ...]:
-        n_jobs, n_slots = len(view.n_tasks), len(view.job)
-        if not self.arrays or len(self.arrays[0]) != n_jobs or len(self.arrays[2]) != n_slots:
-            self.arrays = (np.zeros(n_jobs, np.int64), np.zeros(n_jobs), np.zeros(n_slots))
+        sizes = (len(view.n_tasks), len(view.n_tasks), len(view.job))
+        if tuple(len(a) for a in self.arrays) != sizes:
+            self.arrays = (np.zeros(sizes[0], np.int64), np.zeros(sizes[1]),
+                           np.zeros(sizes[2]))
         return self.arrays
 
 
+def _asked(view: SlotView) -> np.ndarray:
+    """Per task row: did its job's policy ask to copy it before (``SlotView.task_asked``)?
+    ``decide`` never asks twice, so such a task is no gate's candidate, though a copy the
+    caps refused leaves it one attempt. All False where the view does not say."""
+    if view.task_asked is not None:
+        return view.task_asked
+    return np.zeros(len(view.task_attempts), np.bool_)
+
+
 def _mean_rule_wants(view: SlotView, rule: int, param: float, scratch: _Scratch) -> np.ndarray:
-    """``needs_scan`` of a mean rule (``detector_kernels.mean_rule_gate``) per due job."""
+    """``needs_scan`` of a mean rule (``detector_kernels.mean_rule_gate``) per due job,
+    without the tasks asked for before (``_asked``)."""
     job_start = view.job_start if view.job_start is not None else np.zeros(len(view.n_tasks))
     return kernels.mean_rule_gate(view.now, view.hw, rule, param, _GATE_TOL, view.due,
                                   view.job, view.task, view.start, view.k, view.p0, view.p1,
-                                  view.r0, view.r1, view.task_attempts, job_start,
-                                  *scratch.of(view))
+                                  view.r0, view.r1, view.task_attempts, _asked(view),
+                                  job_start, *scratch.of(view))
 
 
 @register
@@ -290,19 +301,18 @@ class AdaptivePolicy(DetectorPolicy):
         if (self.estimator not in ("legacy", "rate") or view.job_start is None
                 or view.job_deadline is None or view.cluster_util is None):
             return view.due.copy()
-        n_jobs = len(view.n_tasks)
-        if self._scratch is None or len(self._scratch[0]) != n_jobs \
-                or len(self._scratch[4]) != len(view.task_attempts):
+        n_jobs, n_tasks, n_slots = len(view.n_tasks), len(view.task_attempts), len(view.job)
+        sizes = (n_jobs, n_jobs, n_jobs, n_jobs, n_tasks, n_slots)
+        if self._scratch is None or tuple(len(a) for a in self._scratch) != sizes:
             self._scratch = (np.zeros(n_jobs), np.zeros(n_jobs), np.full(n_jobs, np.inf),
-                             np.zeros(n_jobs), np.zeros(len(view.task_attempts)),
-                             np.zeros(len(view.job)))
+                             np.zeros(n_jobs), np.zeros(n_tasks), np.zeros(n_slots))
         count, total, smallest, best, task_best, ect = self._scratch
         return kernels.adaptive_gate(
             view.now, view.hw, self.estimator == "legacy", self.progress_standard,
             self.progress_weight, self.resource_weight,
             view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
             view.due, view.job, view.task, view.start, view.k, view.p0, view.p1, view.r0,
-            view.r1, view.task_attempts, view.n_tasks, view.job_start,
+            view.r1, view.task_attempts, _asked(view), view.n_tasks, view.job_start,
             view.job_deadline, count, total, smallest, best, task_best, ect)
 
 

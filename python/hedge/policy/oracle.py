@@ -89,8 +89,9 @@ class Oracle(Policy):
                 & (copy < batch.remaining + 1e-9 * (1.0 + copy)))
 
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
-        """Per due job (index ``job + 1``): with ``after_reports`` 0 and the jobs' own
-        policies in the view, exactly whether ``decide`` would copy a task
+        """Per due job (index ``job + 1``): with ``after_reports`` 0 and the tasks asked for
+        before in the view (``SlotView.task_asked``: ``decide``'s ``_copied``, as it asks
+        for each task once), exactly whether ``decide`` would copy a task
         (``_oracle_first_gate``: per task type, the first task of its walk that it did not
         copy before pays or the walk stops there); else ``needs_scan``, compiled
         (``_oracle_gate``). ``needs_scan`` wanted every job with a task whose copy would
@@ -98,37 +99,18 @@ class Oracle(Policy):
         14,707 scans on the 97,059-task fitted day copied nothing (issue 21)."""
         if view.end is None or view.copy_time is None:
             return view.due.copy()
-        if self.after_reports or view.policies is None or view.job_offset is None:
+        if self.after_reports or view.task_asked is None or view.job_offset is None:
             return _oracle_gate(view.now, self.margin, view.due, view.job, view.task,
                                 view.end, view.copy_time, view.task_attempts)
-        n_tasks = len(view.copy_time)
-        if self._scratch is None or len(self._scratch[0]) != n_tasks:
-            self._scratch = (np.zeros(n_tasks, np.bool_), np.full(n_tasks, np.inf),
-                             np.zeros(n_tasks, np.bool_),
-                             np.full(2 * len(view.job_offset), -1, np.int64),
-                             np.zeros(2 * len(view.job_offset)),
-                             np.zeros(2 * len(view.job_offset), np.int8))
-        copied = self._scratch[0]
-        marked = self._mark_copied(view, copied)
-        try:
-            return _oracle_first_gate(view.now, self.margin, view.due, view.job, view.task,
-                                      view.end, view.copy_time, view.task_type,
-                                      *self._scratch)
-        finally:
-            copied[marked] = False
-
-    @staticmethod
-    def _mark_copied(view: SlotView, copied: np.ndarray) -> np.ndarray:
-        """Mark in ``copied`` (per task row) the tasks of the due jobs that their own policy
-        copied; returns the rows marked."""
-        policies, rows = view.policies, []
-        for j in (np.flatnonzero(view.due) - 1).tolist():  # the due jobs, not every job's
-            policy = policies.get(j)
-            if policy is not None and policy._copied:
-                rows.append(int(view.job_offset[j]) + np.fromiter(policy._copied, np.int64))
-        marked = np.concatenate(rows) if rows else np.empty(0, np.int64)
-        copied[marked] = True
-        return marked
+        n_tasks, n_cells = len(view.copy_time), 2 * len(view.job_offset)
+        if self._scratch is None or tuple(len(a) for a in self._scratch) != (n_tasks,) * 2 \
+                + (n_cells,) * 3:
+            self._scratch = (np.full(n_tasks, np.inf), np.zeros(n_tasks, np.bool_),
+                             np.full(n_cells, -1, np.int64), np.zeros(n_cells),
+                             np.zeros(n_cells, np.int8))
+        return _oracle_first_gate(view.now, self.margin, view.due, view.job, view.task,
+                                  view.end, view.copy_time, view.task_type, view.task_asked,
+                                  *self._scratch)
 
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job: ``now`` when ``needs_scan_slots`` wants it now, else inf: every

@@ -38,6 +38,7 @@ class Actuator:
                 raise HedgeError(
                     f"policy '{self.policy_name}' returned {name} {idx.tolist()} for job "
                     f"{tb.j_ids[j]!r} with {n} tasks (expected indices 0..{n - 1})")
+        tb.t_asked[off + actions.speculate_task] = True  # what the policy asked, uncut
         # only what the AM would let happen: caps, per-type switches, never a last attempt
         actions = limit(actions, snapshot, self.speculation, tb.t_done[off:off + n])
         if self.cluster.kills == "restart":  # a stock AM restarts what it kills (rule 5)

@@ -346,6 +346,7 @@ class AppMasters:
             copy_time=(tb.t_base * self.draws.told + self.cluster.startup
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
+            task_asked=tb.t_asked,
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
             latency_max=float(self.slots.latency.table.max()), policies=self.policies)
 
