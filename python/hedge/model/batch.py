@@ -73,8 +73,10 @@ class SlotView:
     A policy may define ``needs_scan_slots(view) -> np.ndarray``: one bool per job + 1
     (index ``job + 1``; index 0 is the empty slot), True for every due job on which
     ``needs_scan`` over ``view.to_batch()`` has a True row (it may say True more often:
-    the same conservativeness rule). It gets the slot arrays unindexed, so a compiled
-    kernel can walk them once instead of the simulator gathering a ``ScanBatch``.
+    the same conservativeness rule), or False for fewer where it reads what a batch does
+    not hold (the jobs' own policies, ``task_asked``), as long as ``decide`` would do
+    nothing there. It gets the slot arrays unindexed, so a compiled kernel can walk them
+    once instead of the simulator gathering a ``ScanBatch``.
 
     Per slot: ``job`` (-1: empty), ``task`` (row of the per-task arrays), ``start``, ``k``
     (index of the last report sent), ``p0``/``p1`` (progress in reports ``k`` and

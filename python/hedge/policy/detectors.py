@@ -18,7 +18,9 @@ keep only validates, so skipping a scan cannot change a decision. ``adaptive`` r
 its threshold per job from the batch (deadline, per-task progress, mean utilisation:
 ``_adaptive_limit``, a lower bound within the same tolerance). In the compiled simulator
 these four gates run as one pass over the slot arrays each (``needs_scan_slots``,
-:mod:`hedge.policy.detector_kernels`), with the same answers. The ``fresh-*`` policies
+:mod:`hedge.policy.detector_kernels`), with the same answers, except that they also leave
+out the tasks the job's policy asked to copy before (``SlotView.task_asked``), which a
+batch does not hold: ``decide`` never asks for a task twice. The ``fresh-*`` policies
 remember each attempt's previous report as seen at the scans (``PreviousReports``), so
 skipping a scan at which a report had arrived would change what they remember; their
 gate (``FreshPolicy``, compiled simulator only: it reads each job's own policy) skips
