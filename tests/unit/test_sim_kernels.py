@@ -115,6 +115,15 @@ def _random_view(rng: np.random.Generator, n_slots: int, n_jobs: int) -> SlotVie
                     completed_std=std, free_slots=5, job_start=np.zeros(n_jobs))
 
 
+def _batch_wants(policy, view: SlotView) -> np.ndarray:
+    """The reference of a compiled gate: per job + 1, ``needs_scan`` over ``to_batch()``
+    has a row of it."""
+    batch = view.to_batch()
+    want = np.zeros(len(view.due), dtype=bool)
+    want[batch.job[policy.needs_scan(batch)] + 1] = True
+    return want
+
+
 # {"minimum_allowed": 0, ...}: the cap from the proportions alone; since the cap is a whole
 # number as in Hadoop (int of the max), proportion_running 0.5 keeps it above 0 for these sizes
 @pytest.mark.parametrize("params", [{}, {"minimum_allowed": 1, "proportion_running": 0.0},
@@ -126,9 +135,7 @@ def test_hadoop_slot_gate_equals_the_numpy_gate(params):
     wanted = cleared = 0
     for _ in range(300):
         view = _random_view(rng, int(rng.integers(1, 80)), int(rng.integers(1, 8)))
-        batch = view.to_batch()
-        ref = np.zeros(len(view.due), dtype=bool)
-        ref[batch.job[policy.needs_scan(batch)] + 1] = True
+        ref = _batch_wants(policy, view)
         got = policy.needs_scan_slots(view)
         assert got.dtype == bool and len(got) == len(view.due)
         assert not (ref & ~got).any()  # conservative: never clears a job the reference wants
@@ -154,9 +161,7 @@ def test_mantri_slot_gate_equals_the_numpy_gate(params):
         if rng.random() < 0.4:  # fewer candidates: tasks of one attempt, longer means
             view.task_attempts = np.minimum(view.task_attempts, 1)
             view.completed_mean = view.completed_mean + rng.uniform(0, 100)
-        batch = view.to_batch()
-        ref = np.zeros(len(view.due), dtype=bool)
-        ref[batch.job[policy.needs_scan(batch)] + 1] = True
+        ref = _batch_wants(policy, view)
         got = policy.needs_scan_slots(view)
         assert got.dtype == bool and np.array_equal(got, ref)
         wanted += int(got.any())
@@ -179,9 +184,7 @@ def test_mean_rule_slot_gates_equal_the_numpy_gates(policy, params):
         view.job_start = rng.uniform(0, 50, len(view.n_tasks))
         if rng.random() < 0.3:  # a time equal to some starts: rates of x / 0
             view.now = float(view.start[rng.integers(0, len(view.start))])
-        batch = view.to_batch()
-        ref = np.zeros(len(view.due), dtype=bool)
-        ref[batch.job[gate.needs_scan(batch)] + 1] = True
+        ref = _batch_wants(gate, view)
         got = gate.needs_scan_slots(view)
         assert got.dtype == bool and np.array_equal(got, ref)
         wanted += int(got.any())

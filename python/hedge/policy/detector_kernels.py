@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hedge.policy.slot_reports import held_report
+from hedge.policy.slot_reports import held_received, held_report
 
 # mean_rule_gate's rules: the value each slot's held report gives, and the test against
 # the job's mean of it (hedge.policy.detectors: ScorePolicy, RatePolicy, StaticPolicy)
@@ -34,6 +34,16 @@ def held_ect(legacy, now, p, recv, sent, start):  # pragma: no cover - compiled
     if legacy:
         return start + (recv - start) / p
     return now + (1.0 - p) / (p / (now - start))
+
+
+@njit(cache=True, inline="always")
+def _candidate(now, hw, start, k, p0, p1, r0, r1, attempts,
+               asked):  # pragma: no cover - compiled
+    """Could ``decide`` copy this slot's task (``_gate_rows``' candidates): a report
+    received, progress below 1, its task's only live attempt, not asked for before."""
+    p = held_report(now, hw, start, k, p0, p1, r0)[0]
+    return (np.isfinite(held_received(now, r0, r1)) and p < 1.0 and attempts == 1
+            and not asked)
 
 
 @njit(cache=True, error_model="numpy")
@@ -57,7 +67,7 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
         if j < 0 or not due[j + 1]:
             continue
         p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
-        recv = r0[s] if r0[s] <= now else r1[s]
+        recv = held_received(now, r0[s], r1[s])
         if rule == SCORE:
             v = p
         elif rule == RATE:
@@ -72,9 +82,8 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
         j = job[s]
         if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
             continue
-        p = p0[s] if r0[s] <= now else p1[s]
-        recv = r0[s] if r0[s] <= now else r1[s]
-        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1 or copied[task[s]]:
+        if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
+                          attempts[task[s]], copied[task[s]]):
             continue
         mean = total[j] / count[j]
         v = value[s]
@@ -118,7 +127,7 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         if j < 0 or not due[j + 1]:
             continue
         p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
-        recv = r0[s] if r0[s] <= now else r1[s]
+        recv = held_received(now, r0[s], r1[s])
         e = held_ect(legacy, now, p, recv, sent, start[s]) - job_start[j]
         ect[s] = e
         if not np.isfinite(recv):
@@ -143,11 +152,8 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         j = job[s]
         if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
             continue
-        if r0[s] <= now:
-            p, recv = p0[s], r0[s]
-        else:
-            p, recv = p1[s], r1[s]
-        if not np.isfinite(recv) or not p < 1.0 or attempts[task[s]] != 1 or copied[task[s]]:
+        if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
+                          attempts[task[s]], copied[task[s]]):
             continue
         mean = total[j] / count[j]
         qos = job_deadline[j] - job_start[j]

@@ -20,6 +20,13 @@ def held_report(now, hw, start, k, p0, p1, r0):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
+def held_received(now, r0, r1):  # pragma: no cover - compiled
+    """When the AM received the report it holds at ``now`` (``held_report``'s): ``r0``
+    once that has passed, else ``r1`` (NaN before any report)."""
+    return r0 if r0 <= now else r1
+
+
+@njit(cache=True, inline="always")
 def next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
     """The earliest time a slot's AM could receive a report it does not hold at ``now``:
     report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
