@@ -220,6 +220,37 @@ def test_slot_gates_leave_out_tasks_asked_for_before(policy):
     assert changed > 10  # what was asked mattered
 
 
+@pytest.mark.parametrize("policy", ["score", "rate", "static", "adaptive"])
+def test_slot_gates_leave_out_jobs_whose_copies_fill_the_cap(policy):
+    """With the attempts' copy flags in the view, a job whose running copies fill
+    ``decide``'s cap (``speculation_cap`` of its tasks and running attempts) is not wanted:
+    the gate wants what the reference wants of the other jobs."""
+    from hedge.policy.detectors import speculation_cap
+
+    rng = np.random.default_rng(15)
+    gate = create(policy)
+    capped = 0
+    for _ in range(1000):
+        view = _random_view(rng, int(rng.integers(40, 160)), int(rng.integers(1, 3)))
+        view.job_start = rng.uniform(0, 50, len(view.n_tasks))
+        view.job_deadline = np.where(rng.random(len(view.n_tasks)) < 0.5, np.nan, 150.0)
+        view.cluster_util = 0.6
+        ref = _batch_wants(gate, view)
+        busy = view.job >= 0
+        view.aid = np.where(busy, np.arange(len(view.job)), -1)
+        view.attempt_copy = rng.random(len(view.job)) < rng.choice([0.05, 0.7])
+        for j in range(len(view.n_tasks)):
+            slots = view.job == j
+            cap = speculation_cap(int(view.n_tasks[j].sum()), int(slots.sum()))
+            if int((view.attempt_copy & slots).sum()) >= cap:
+                capped += int(ref[j + 1])
+                ref[j + 1] = False
+        assert np.array_equal(gate.needs_scan_slots(view), ref)
+    assert capped >= 5  # the cap cut jobs the reference wants (rate, static: 7 of these views)
+    scratch = gate._scratch if policy == "adaptive" else gate._scratch.arrays
+    assert not any(a.any() for a in scratch[-2:])  # running, copies left zeroed
+
+
 def _maps_view(hw: float, n_slots: int = 2, start0: float = 45.0) -> SlotView:
     """One job whose maps run on ``n_slots`` slots (tasks 0, 1, ...; task ``n_slots`` is the
     empty slots'), each its task's only attempt, at ``now`` 100: slot 0 started at

@@ -137,6 +137,9 @@ class SlotView:
     # then let through (None: unknown). For gates of policies whose ``decide`` never asks to
     # copy a task twice (the detector policies, the oracle): such a task is no candidate.
     task_asked: np.ndarray | None = None
+    # per slot: its attempt's id (-1: empty); per attempt id: is it a copy? (None: unknown)
+    aid: np.ndarray | None = None
+    attempt_copy: np.ndarray | None = None
     # per job index: the job's own policy object once its first scan made it (the simulator's
     # dict, kept current; None: unknown). Lets a policy that keeps per-job state (chronos:
     # its plan and per-task times) gate on it; such a gate must then want every job whose

@@ -46,10 +46,18 @@ def _candidate(now, hw, start, k, p0, p1, r0, r1, attempts,
             and not asked)
 
 
+@njit(cache=True, inline="always")
+def room_left(cap, n_tasks, running, copies):  # pragma: no cover - compiled
+    """Does ``detectors.speculation_cap`` leave a job room for a copy: ``int(max(minimum,
+    total x tasks, running x running attempts))`` above its running copies? (``cap``:
+    minimum, total and running fractions)"""
+    return int(max(max(cap[0], cap[1] * n_tasks), cap[2] * running)) - copies > 0
+
+
 @njit(cache=True, error_model="numpy")
 def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, r0, r1,
-                   attempts, copied, job_start, count, total,
-                   value):  # pragma: no cover - compiled
+                   attempts, copied, job_start, cap, aid, attempt_copy, n_tasks, count,
+                   total, value, running, copies):  # pragma: no cover - compiled
     """``needs_scan`` of score, rate or static (``rule``; ``param``: gap or factor) per due
     job (index ``job + 1``), in two passes over the slots.
 
@@ -58,7 +66,11 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
     candidate (a received report, progress < 1, its task's only live attempt) past the
     rule's bound of the job's mean wants the job (``_ratio_gate``, ``ScorePolicy``'s test),
     unless its job's policy copied the task before (``copied``, per task row: ``decide``
-    never copies a task twice, though a copy the cap refused leaves it one attempt).
+    never copies a task twice, though a copy the cap refused leaves it one attempt), or
+    its job's copies fill ``decide``'s cap (``room_left``; ``cap``: the cap's minimum and
+    fractions, or an empty array when the view has no copy flags: ``aid``,
+    ``attempt_copy``). Scratch per job (``count``, ``total``, ``running``, ``copies``)
+    and per slot (``value``), zero on entry and left zeroed.
     """
     n = len(job)
     want = np.zeros(len(due), np.bool_)
@@ -78,12 +90,18 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
         if np.isfinite(recv) and np.isfinite(v):
             count[j] += 1
             total[j] += v
+        if len(cap):
+            running[j] += 1
+            copies[j] += attempt_copy[aid[s]]
     for s in range(n):
         j = job[s]
         if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
             continue
         if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
                           attempts[task[s]], copied[task[s]]):
+            continue
+        if len(cap) and not room_left(cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
+                                      copies[j]):
             continue
         mean = total[j] / count[j]
         v = value[s]
@@ -98,14 +116,15 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
     for s in range(n):  # leave the scratch as given
         j = job[s]
         if j >= 0:
-            count[j], total[j] = 0, 0.0
+            count[j], total[j], running[j], copies[j] = 0, 0.0, 0, 0
     return want
 
 
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
 def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, task, start, k,
-                  p0, p1, r0, r1, attempts, copied, n_tasks, job_start, job_deadline, count,
-                  total, smallest, best, task_best, ect):  # pragma: no cover - compiled
+                  p0, p1, r0, r1, attempts, copied, n_tasks, job_start, job_deadline, cap,
+                  aid, attempt_copy, count, total, smallest, best, task_best, ect, running,
+                  copies):  # pragma: no cover - compiled
     """``AdaptivePolicy.needs_scan`` per due job, walking the slot arrays three times.
 
     The AM's report of a slot is ``k`` once received (``r0 <= now``), else ``k - 1``
@@ -114,7 +133,8 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
     smallest ECT above ``qos - tolerance`` and each task's best reported progress. Pass 2:
     the job's sum of its tasks' best progress. Pass 3: a candidate (known, progress < 1,
     its task's only attempt, not copied before: ``copied``) above ``_adaptive_limit``'s
-    bound wants its job scanned.
+    bound wants its job scanned, unless its copies fill ``decide``'s cap (as in
+    ``mean_rule_gate``: ``cap``, ``aid``, ``attempt_copy``, ``running``, ``copies``).
     ``resource``: the mean utilisation minus ``min(omega, phi)``. ``n_tasks``: per job,
     (maps, reduces), added where a due job reads them (summing every job's at each call cost
     O(jobs) a gated step: about 120 s of 293 at 959,229 tasks, issue 21). The scratch arrays
@@ -141,6 +161,9 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         t = task[s]
         if p > task_best[t]:
             task_best[t] = p
+        if len(cap):
+            running[j] += 1
+            copies[j] += attempt_copy[aid[s]]
     for s in range(n):
         j = job[s]
         if j < 0 or not due[j + 1]:
@@ -155,6 +178,9 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
                           attempts[task[s]], copied[task[s]]):
             continue
+        if len(cap) and not room_left(cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
+                                      copies[j]):
+            continue
         mean = total[j] / count[j]
         qos = job_deadline[j] - job_start[j]
         q_mean = 1.5 * mean if np.isnan(qos) else min(qos, smallest[j])
@@ -168,4 +194,5 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         j = job[s]
         if j >= 0:
             count[j], total[j], smallest[j], best[j] = 0.0, 0.0, np.inf, 0.0
+            running[j], copies[j] = 0, 0
     return want

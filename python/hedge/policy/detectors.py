@@ -73,8 +73,14 @@ _GATE_TOL = 1e-9
 _SUCCEEDED = int(AttemptState.SUCCEEDED)
 
 
-def speculation_cap(total_tasks: int, running: int, minimum: int = 10,
-                    total_fraction: float = 0.01, running_fraction: float = 0.1) -> int:
+# Hadoop's cap on a job's concurrently running speculative attempts: at least this many,
+# or these fractions of its tasks and of its running attempts if more (speculation_cap)
+CAP_MINIMUM, CAP_TOTAL_FRACTION, CAP_RUNNING_FRACTION = 10, 0.01, 0.1
+
+
+def speculation_cap(total_tasks: int, running: int, minimum: int = CAP_MINIMUM,
+                    total_fraction: float = CAP_TOTAL_FRACTION,
+                    running_fraction: float = CAP_RUNNING_FRACTION) -> int:
     """Hadoop's cap on concurrently running speculative attempts of one job."""
     return int(max(minimum, total_fraction * total_tasks, running_fraction * running))
 
@@ -172,18 +178,24 @@ def _ratio_gate(batch: ScanBatch, values: np.ndarray, factor: float) -> np.ndarr
 
 
 class _Scratch:
-    """A compiled gate's zeroed scratch arrays, kept between calls (per job: count and sum;
-    per slot: value), made again when the view's sizes change."""
+    """A compiled gate's zeroed scratch arrays, kept between calls (per job: count and sum
+    of the values, running attempts and copies; per slot: value), made again when the
+    view's sizes change."""
 
     def __init__(self) -> None:
         self.arrays: tuple[np.ndarray, ...] = ()
 
     def of(self, view: SlotView) -> tuple[np.ndarray, ...]:
-        sizes = (len(view.n_tasks), len(view.n_tasks), len(view.job))
-        if tuple(len(a) for a in self.arrays) != sizes:
-            self.arrays = (np.zeros(sizes[0], np.int64), np.zeros(sizes[1]),
-                           np.zeros(sizes[2]))
+        n_jobs, n_slots = len(view.n_tasks), len(view.job)
+        if tuple(len(a) for a in self.arrays) != (n_jobs, n_jobs, n_slots, n_jobs, n_jobs):
+            self.arrays = (np.zeros(n_jobs, np.int64), np.zeros(n_jobs), np.zeros(n_slots),
+                           np.zeros(n_jobs, np.int64), np.zeros(n_jobs, np.int64))
         return self.arrays
+
+
+# decide's cap, for the compiled gates (detector_kernels.room_left)
+_CAP = np.array([CAP_MINIMUM, CAP_TOTAL_FRACTION, CAP_RUNNING_FRACTION], dtype=np.float64)
+_NO_CAP = np.empty(0)
 
 
 def _asked(view: SlotView) -> np.ndarray:
@@ -197,12 +209,22 @@ def _asked(view: SlotView) -> np.ndarray:
 
 def _mean_rule_wants(view: SlotView, rule: int, param: float, scratch: _Scratch) -> np.ndarray:
     """``needs_scan`` of a mean rule (``detector_kernels.mean_rule_gate``) per due job,
-    without the tasks asked for before (``_asked``)."""
+    without the tasks asked for before (``_asked``) and, where the view holds the
+    attempts' copy flags, the jobs whose copies fill ``decide``'s cap."""
     job_start = view.job_start if view.job_start is not None else np.zeros(len(view.n_tasks))
     return kernels.mean_rule_gate(view.now, view.hw, rule, param, _GATE_TOL, view.due,
                                   view.job, view.task, view.start, view.k, view.p0, view.p1,
                                   view.r0, view.r1, view.task_attempts, _asked(view),
-                                  job_start, *scratch.of(view))
+                                  job_start, *_cap_args(view), view.n_tasks,
+                                  *scratch.of(view))
+
+
+def _cap_args(view: SlotView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled gates' ``cap``, ``aid`` and ``attempt_copy``: ``decide``'s cap where the
+    view holds the attempts' copy flags, else an empty ``cap`` (no cap test)."""
+    if view.aid is None or view.attempt_copy is None:
+        return _NO_CAP, np.zeros(0, np.int64), np.zeros(0, np.bool_)
+    return _CAP, view.aid, view.attempt_copy
 
 
 @register
@@ -304,18 +326,18 @@ class AdaptivePolicy(DetectorPolicy):
                 or view.job_deadline is None or view.cluster_util is None):
             return view.due.copy()
         n_jobs, n_tasks, n_slots = len(view.n_tasks), len(view.task_attempts), len(view.job)
-        sizes = (n_jobs, n_jobs, n_jobs, n_jobs, n_tasks, n_slots)
+        sizes = (n_jobs, n_jobs, n_jobs, n_jobs, n_tasks, n_slots, n_jobs, n_jobs)
         if self._scratch is None or tuple(len(a) for a in self._scratch) != sizes:
             self._scratch = (np.zeros(n_jobs), np.zeros(n_jobs), np.full(n_jobs, np.inf),
-                             np.zeros(n_jobs), np.zeros(n_tasks), np.zeros(n_slots))
-        count, total, smallest, best, task_best, ect = self._scratch
+                             np.zeros(n_jobs), np.zeros(n_tasks), np.zeros(n_slots),
+                             np.zeros(n_jobs, np.int64), np.zeros(n_jobs, np.int64))
         return kernels.adaptive_gate(
             view.now, view.hw, self.estimator == "legacy", self.progress_standard,
             self.progress_weight, self.resource_weight,
             view.cluster_util - min(self.memory_standard, self.cpu_standard), _GATE_TOL,
             view.due, view.job, view.task, view.start, view.k, view.p0, view.p1, view.r0,
             view.r1, view.task_attempts, _asked(view), view.n_tasks, view.job_start,
-            view.job_deadline, count, total, smallest, best, task_best, ect)
+            view.job_deadline, *_cap_args(view), *self._scratch)
 
 
 @register

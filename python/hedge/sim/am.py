@@ -186,11 +186,7 @@ class AppMasters:
         the slot arrays; otherwise ``needs_scan`` over the gathered ``ScanBatch``.
         """
         self._due_mask[due + 1] = True
-        view = self._view
-        if view is None:  # the arrays it holds are never reassigned during a run
-            view = self._view = self._slot_view(t)
-        view.now = t
-        view.free_slots, view.cluster_util = self._occupancy()
+        view = self._current_view(t)
         if self.slot_gate is not None and self.compiled:
             want = self.slot_gate(view)[due + 1]
         else:
@@ -312,16 +308,24 @@ class AppMasters:
 
     def _wake_times(self, now: float, jobs: np.ndarray) -> np.ndarray:
         """The policy's ``needs_scan_from`` for these jobs, evaluated at ``now``."""
-        view = self._view
-        if view is None:
-            view = self._view = self._slot_view(now)
-        view.now = now
-        view.free_slots, view.cluster_util = self._occupancy()
+        view = self._current_view(now)
         self._due_mask[jobs + 1] = True
         try:
             return np.maximum(self.wake(view)[jobs + 1], now)
         finally:
             self._due_mask[jobs + 1] = False
+
+    def _current_view(self, t: float) -> SlotView:
+        """The gates' ``SlotView`` at ``t``: made once (the slot and task arrays it holds
+        are never reassigned during a run), then its clock, occupancy and the attempts'
+        copy flags (an array the tables grow by reallocating) brought up to date."""
+        view = self._view
+        if view is None:
+            view = self._view = self._slot_view(t)
+        view.now = t
+        view.free_slots, view.cluster_util = self._occupancy()
+        view.attempt_copy = self.tb.a_copy
+        return view
 
     def _occupancy(self) -> tuple[int, float]:
         """The slots' ``free_slots()`` and the busy fraction of all slots, from one sum of
@@ -346,7 +350,7 @@ class AppMasters:
             copy_time=(tb.t_base * self.draws.told + self.cluster.startup
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
-            task_asked=tb.t_asked,
+            task_asked=tb.t_asked, aid=live.aid, attempt_copy=tb.a_copy,
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
             latency_max=float(self.slots.latency.table.max()), policies=self.policies)
 
