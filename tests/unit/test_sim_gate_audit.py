@@ -190,8 +190,9 @@ def test_compiled_gate_wants_the_jobs_its_numpy_form_wants(policy, monkeypatch):
         want = np.zeros(len(view.due), dtype=bool)
         want[batch.job[np.asarray(am.gate(batch), dtype=bool)] + 1] = True
         if policy != "late":  # then decide's exact median test (spark), the prune timer
-            # (mantri), the oracle's exact walk, or no task a job's own policy copied
-            # before (oracle, adaptive, score, rate, static): fewer jobs, not others
+            # (mantri), the oracle's exact walk, no task asked for before (oracle, adaptive,
+            # score, rate, static) or no job whose copies fill decide's cap (the last four):
+            # fewer jobs, not others
             assert np.isin(kept, due[want[due + 1]]).all(), f"t={t}"
         else:
             assert np.array_equal(due[want[due + 1]], kept), f"t={t}"

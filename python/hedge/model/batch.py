@@ -181,6 +181,16 @@ class SlotView:
         )
 
 
+def gate_scratch(kept: tuple[np.ndarray, ...] | None,
+                 *specs: tuple[int, type, float]) -> tuple[np.ndarray, ...]:
+    """A compiled gate's scratch arrays, kept between its calls: ``kept`` while its arrays
+    have the sizes ``specs`` ask for (size, dtype, fill value), else new ones so filled. The
+    gate leaves them as it found them."""
+    if kept is not None and tuple(len(a) for a in kept) == tuple(n for n, _, _ in specs):
+        return kept
+    return tuple(np.full(n, fill, dtype) for n, dtype, fill in specs)
+
+
 def own_state_wake(view: SlotView, method: str = "_quiet_until") -> np.ndarray:
     """For gates that read each job's own policy (``SlotView.policies``): per due job (index
     ``job + 1``) its policy's ``_quiet_until(view, j, slots)`` (the earliest time its

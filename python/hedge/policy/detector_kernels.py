@@ -37,21 +37,25 @@ def held_ect(legacy, now, p, recv, sent, start):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _candidate(now, hw, start, k, p0, p1, r0, r1, attempts,
-               asked):  # pragma: no cover - compiled
-    """Could ``decide`` copy this slot's task (``_gate_rows``' candidates): a report
-    received, progress below 1, its task's only live attempt, not asked for before."""
-    p = held_report(now, hw, start, k, p0, p1, r0)[0]
-    return (np.isfinite(held_received(now, r0, r1)) and p < 1.0 and attempts == 1
-            and not asked)
-
-
-@njit(cache=True, inline="always")
 def room_left(cap, n_tasks, running, copies):  # pragma: no cover - compiled
     """Does ``detectors.speculation_cap`` leave a job room for a copy: ``int(max(minimum,
     total x tasks, running x running attempts))`` above its running copies? (``cap``:
     minimum, total and running fractions)"""
     return int(max(max(cap[0], cap[1] * n_tasks), cap[2] * running)) - copies > 0
+
+
+@njit(cache=True, inline="always")
+def _copyable(now, hw, start, k, p0, p1, r0, r1, attempts, asked, cap, n_tasks, running,
+              copies):  # pragma: no cover - compiled
+    """Could ``decide`` copy this slot's task (``_gate_rows``' candidates): a report
+    received, progress below 1, its task's only live attempt, not asked for before, and
+    room under its job's cap (``room_left``, where there is a ``cap``; ``n_tasks``,
+    ``running``, ``copies``: the job's)."""
+    p = held_report(now, hw, start, k, p0, p1, r0)[0]
+    if not (np.isfinite(held_received(now, r0, r1)) and p < 1.0 and attempts == 1
+            and not asked):
+        return False
+    return not len(cap) or room_left(cap, n_tasks, running, copies)
 
 
 @njit(cache=True, error_model="numpy")
@@ -97,11 +101,10 @@ def mean_rule_gate(now, hw, rule, param, tol, due, job, task, start, k, p0, p1, 
         j = job[s]
         if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
             continue
-        if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
-                          attempts[task[s]], copied[task[s]]):
-            continue
-        if len(cap) and not room_left(cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
-                                      copies[j]):
+        t = task[s]
+        if not _copyable(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s], attempts[t],
+                         copied[t], cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
+                         copies[j]):
             continue
         mean = total[j] / count[j]
         v = value[s]
@@ -175,11 +178,10 @@ def adaptive_gate(now, hw, legacy, mu, alpha, beta, resource, tol, due, job, tas
         j = job[s]
         if j < 0 or not due[j + 1] or want[j + 1] or count[j] == 0:
             continue
-        if not _candidate(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s],
-                          attempts[task[s]], copied[task[s]]):
-            continue
-        if len(cap) and not room_left(cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
-                                      copies[j]):
+        t = task[s]
+        if not _copyable(now, hw, start[s], k[s], p0[s], p1[s], r0[s], r1[s], attempts[t],
+                         copied[t], cap, n_tasks[j, 0] + n_tasks[j, 1], running[j],
+                         copies[j]):
             continue
         mean = total[j] / count[j]
         qos = job_deadline[j] - job_start[j]

@@ -61,7 +61,7 @@ from hedge.estimate.runtime import (
 )
 from hedge.estimate.runtime_kernels import fresh_table
 from hedge.model import Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, gate_scratch
 from hedge.model.validate import ReportHistory
 from hedge.policy import detector_kernels as kernels
 from hedge.policy.base import OwnStateGate, Policy, register
@@ -177,22 +177,6 @@ def _ratio_gate(batch: ScanBatch, values: np.ndarray, factor: float) -> np.ndarr
         return cand & (values >= limit - _GATE_TOL * (np.abs(limit) + np.abs(values)))
 
 
-class _Scratch:
-    """A compiled gate's zeroed scratch arrays, kept between calls (per job: count and sum
-    of the values, running attempts and copies; per slot: value), made again when the
-    view's sizes change."""
-
-    def __init__(self) -> None:
-        self.arrays: tuple[np.ndarray, ...] = ()
-
-    def of(self, view: SlotView) -> tuple[np.ndarray, ...]:
-        n_jobs, n_slots = len(view.n_tasks), len(view.job)
-        if tuple(len(a) for a in self.arrays) != (n_jobs, n_jobs, n_slots, n_jobs, n_jobs):
-            self.arrays = (np.zeros(n_jobs, np.int64), np.zeros(n_jobs), np.zeros(n_slots),
-                           np.zeros(n_jobs, np.int64), np.zeros(n_jobs, np.int64))
-        return self.arrays
-
-
 # decide's cap, for the compiled gates (detector_kernels.room_left)
 _CAP = np.array([CAP_MINIMUM, CAP_TOTAL_FRACTION, CAP_RUNNING_FRACTION], dtype=np.float64)
 _NO_CAP = np.empty(0)
@@ -207,16 +191,22 @@ def _asked(view: SlotView) -> np.ndarray:
     return np.zeros(len(view.task_attempts), np.bool_)
 
 
-def _mean_rule_wants(view: SlotView, rule: int, param: float, scratch: _Scratch) -> np.ndarray:
+def _mean_rule_wants(policy: StaticPolicy | ScorePolicy | RatePolicy, view: SlotView,
+                     rule: int, param: float) -> np.ndarray:
     """``needs_scan`` of a mean rule (``detector_kernels.mean_rule_gate``) per due job,
     without the tasks asked for before (``_asked``) and, where the view holds the
-    attempts' copy flags, the jobs whose copies fill ``decide``'s cap."""
-    job_start = view.job_start if view.job_start is not None else np.zeros(len(view.n_tasks))
+    attempts' copy flags, the jobs whose copies fill ``decide``'s cap. The policy keeps the
+    kernel's scratch (per job: count and sum of the values, running attempts and copies;
+    per slot: value)."""
+    n_jobs, n_slots = len(view.n_tasks), len(view.job)
+    policy._scratch = gate_scratch(policy._scratch, (n_jobs, np.int64, 0), (n_jobs, float, 0),
+                                   (n_slots, float, 0), (n_jobs, np.int64, 0),
+                                   (n_jobs, np.int64, 0))
+    job_start = view.job_start if view.job_start is not None else np.zeros(n_jobs)
     return kernels.mean_rule_gate(view.now, view.hw, rule, param, _GATE_TOL, view.due,
                                   view.job, view.task, view.start, view.k, view.p0, view.p1,
                                   view.r0, view.r1, view.task_attempts, _asked(view),
-                                  job_start, *_cap_args(view), view.n_tasks,
-                                  *scratch.of(view))
+                                  job_start, *_cap_args(view), view.n_tasks, *policy._scratch)
 
 
 def _cap_args(view: SlotView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -239,7 +229,7 @@ class StaticPolicy(DetectorPolicy):
         super().__init__()
         self.factor = factor
         self.estimator = check_estimator(estimator, f"policy '{self.name}': estimator")
-        self._scratch = _Scratch()
+        self._scratch: tuple[np.ndarray, ...] | None = None  # mean_rule_gate's, left zeroed
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the static rule could flag: ECT - job start > factor x job mean."""
@@ -259,7 +249,7 @@ class StaticPolicy(DetectorPolicy):
         if self.estimator not in ("legacy", "rate") or view.job_start is None:
             return view.due.copy()
         rule = kernels.STATIC_LEGACY if self.estimator == "legacy" else kernels.STATIC_RATE
-        return _mean_rule_wants(view, rule, self.factor, self._scratch)
+        return _mean_rule_wants(self, view, rule, self.factor)
 
 
 @register
@@ -326,11 +316,10 @@ class AdaptivePolicy(DetectorPolicy):
                 or view.job_deadline is None or view.cluster_util is None):
             return view.due.copy()
         n_jobs, n_tasks, n_slots = len(view.n_tasks), len(view.task_attempts), len(view.job)
-        sizes = (n_jobs, n_jobs, n_jobs, n_jobs, n_tasks, n_slots, n_jobs, n_jobs)
-        if self._scratch is None or tuple(len(a) for a in self._scratch) != sizes:
-            self._scratch = (np.zeros(n_jobs), np.zeros(n_jobs), np.full(n_jobs, np.inf),
-                             np.zeros(n_jobs), np.zeros(n_tasks), np.zeros(n_slots),
-                             np.zeros(n_jobs, np.int64), np.zeros(n_jobs, np.int64))
+        self._scratch = gate_scratch(
+            self._scratch, (n_jobs, float, 0), (n_jobs, float, 0), (n_jobs, float, np.inf),
+            (n_jobs, float, 0), (n_tasks, float, 0), (n_slots, float, 0),
+            (n_jobs, np.int64, 0), (n_jobs, np.int64, 0))
         return kernels.adaptive_gate(
             view.now, view.hw, self.estimator == "legacy", self.progress_standard,
             self.progress_weight, self.resource_weight,
@@ -351,7 +340,7 @@ class ScorePolicy(DetectorPolicy):
     def __init__(self, gap: float = 0.2) -> None:
         super().__init__()
         self.gap = gap
-        self._scratch = _Scratch()
+        self._scratch: tuple[np.ndarray, ...] | None = None  # mean_rule_gate's, left zeroed
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the score rule could flag: progress <= job mean progress - gap."""
@@ -363,7 +352,7 @@ class ScorePolicy(DetectorPolicy):
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
         slots (``detector_kernels.mean_rule_gate``)."""
-        return _mean_rule_wants(view, kernels.SCORE, self.gap, self._scratch)
+        return _mean_rule_wants(self, view, kernels.SCORE, self.gap)
 
 
 @register
@@ -377,7 +366,7 @@ class RatePolicy(DetectorPolicy):
     def __init__(self, factor: float = 1.2) -> None:
         super().__init__()
         self.factor = factor
-        self._scratch = _Scratch()
+        self._scratch: tuple[np.ndarray, ...] | None = None  # mean_rule_gate's, left zeroed
 
     def needs_scan(self, batch: ScanBatch) -> np.ndarray:
         """Rows the rate rule could flag: ETD >= factor x job mean ETD."""
@@ -388,7 +377,7 @@ class RatePolicy(DetectorPolicy):
     def needs_scan_slots(self, view: SlotView) -> np.ndarray:
         """``needs_scan`` per due job (index ``job + 1``) in one compiled pass over the
         slots (``detector_kernels.mean_rule_gate``)."""
-        return _mean_rule_wants(view, kernels.RATE, self.factor, self._scratch)
+        return _mean_rule_wants(self, view, kernels.RATE, self.factor)
 
 
 def _adaptive_limit(p: AdaptivePolicy, batch: ScanBatch, ect: np.ndarray, known: np.ndarray,
@@ -712,8 +701,9 @@ class _FreshInputs:
     @classmethod
     def of(cls, snapshot: Snapshot, reports: PreviousReports, key: bytes) -> _FreshInputs:
         """The inputs of a table seen for the first time (``key``: its ``_table_key``), its
-        reports recorded in ``reports``: one compiled pass (``hedge.estimate.runtime_kernels.fresh_table``,
-        bit-identical to ``fresh_inputs`` and ``PreviousReports.speed_noise``)."""
+        reports recorded in ``reports``: one compiled pass
+        (``hedge.estimate.runtime_kernels.fresh_table``, bit-identical to ``fresh_inputs``
+        and ``PreviousReports.speed_noise``)."""
         prev_sent, prev_progress = reports.update(snapshot)
         a = snapshot.attempts
         ect, spread, known, candidates, noise, ok, running = fresh_table(

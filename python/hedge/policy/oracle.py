@@ -41,7 +41,7 @@ from numba import njit
 
 from hedge.errors import HedgeError
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, gate_scratch
 from hedge.model.truth import Truth
 from hedge.policy.base import Policy, register
 from hedge.policy.ranges import AT_LEAST_0
@@ -103,11 +103,9 @@ class Oracle(Policy):
             return _oracle_gate(view.now, self.margin, view.due, view.job, view.task,
                                 view.end, view.copy_time, view.task_attempts)
         n_tasks, n_cells = len(view.copy_time), 2 * len(view.job_offset)
-        if self._scratch is None or tuple(len(a) for a in self._scratch) != (n_tasks,) * 2 \
-                + (n_cells,) * 3:
-            self._scratch = (np.full(n_tasks, np.inf), np.zeros(n_tasks, np.bool_),
-                             np.full(n_cells, -1, np.int64), np.zeros(n_cells),
-                             np.zeros(n_cells, np.int8))
+        self._scratch = gate_scratch(self._scratch, (n_tasks, float, np.inf),
+                                     (n_tasks, np.bool_, False), (n_cells, np.int64, -1),
+                                     (n_cells, float, 0), (n_cells, np.int8, 0))
         return _oracle_first_gate(view.now, self.margin, view.due, view.job, view.task,
                                   view.end, view.copy_time, view.task_type, view.task_asked,
                                   *self._scratch)

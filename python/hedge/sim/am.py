@@ -350,7 +350,7 @@ class AppMasters:
             copy_time=(tb.t_base * self.draws.told + self.cluster.startup
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
-            task_asked=tb.t_asked, aid=live.aid, attempt_copy=tb.a_copy,
+            task_asked=tb.t_asked, aid=live.aid,  # attempt_copy: _current_view's
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
             latency_max=float(self.slots.latency.table.max()), policies=self.policies)
 

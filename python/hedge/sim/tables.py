@@ -95,9 +95,9 @@ class Tables:
         self.t_launched = np.zeros(n, dtype=np.int64)
         # live (running or queued) and running attempts per task, for scan gates
         self.t_att = np.zeros(n + 1, dtype=np.int64)
+        self.t_run = np.zeros(n + 1, dtype=np.int64)
         # per task: its job's policy asked for a copy of it at some scan (before the caps)
         self.t_asked = np.zeros(n + 1, dtype=bool)
-        self.t_run = np.zeros(n + 1, dtype=np.int64)
         self.local_matters = bool(np.isfinite(self.t_input).any())
         # JobFacts.input_nodes rows (one replica: the input's node), read-only views; empty
         # (unknown) when no task has an input size, since locality then costs nothing
