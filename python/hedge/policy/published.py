@@ -150,7 +150,8 @@ class Late(Policy):
         frac = h - lo
         upper = np.minimum(lo + 1, size - 1)
         cut = value[first + lo] + frac * (value[first + upper] - value[first + lo])
-        slack = 1e-9 * (1 + np.abs(cut))
+        # on a sorted value the cut is exact (``_below_quantile``); between two, rounding
+        slack = np.where(frac == 0.0, 0.0, 1e-9 * (1 + np.abs(cut)))
         out[rows] = ((size >= 2) & (value < cut + slack)
                      & (batch.task_attempts[rows] == 1)
                      & (batch.now - batch.start[rows] >= self.min_elapsed - 1e-9))
@@ -556,7 +557,8 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
             up = min(lo + 1, size - 1)
             v_lo, v_up = rate[order[i + lo]], rate[order[i + up]]
             cut = v_lo + frac * (v_up - v_lo)
-            slack = 1e-9 * (1 + abs(cut))
+            # on a sorted value the cut is exact (``_below_quantile``); between two, rounding
+            slack = 0.0 if frac == 0.0 else 1e-9 * (1 + abs(cut))
             for x in range(i, e):
                 s = order[x]
                 if rate[s] < cut + slack and attempts[task[s]] == 1 \
