@@ -3,9 +3,10 @@ anyway (on a copy of the job's policy) and must have nothing to do, and the poli
 no state that the skipped scan would have changed.
 
 Two gates: the policy's own (``needs_scan``, ``AppMasters._gated``): the answer asks for
-nothing; the cap gate of ``copies_only`` policies (``AppMasters._with_room``): the answer,
-cut by ``hedge.policy.limits`` as the simulator cuts it, asks for nothing, and asked for
-copies only with the default rescan.
+nothing (for a policy whose gate reads ``SlotView.copy_room``, as the cap gate's); the cap
+gate of ``copies_only`` policies (``AppMasters._with_room``): the answer, cut by
+``hedge.policy.limits`` as the simulator cuts it, asks for nothing, and asked for copies
+only with the default rescan.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class Audit:
     def __init__(self, cut_by_limits: bool, every: int = 1) -> None:
         self.cut_by_limits, self.every = cut_by_limits, every  # audit one skip in ``every``
         self.skipped = self.kept = 0
+        self.refused = 0  # audited skips whose answer the cap would have cut to nothing
 
     def wrap(self, gate):
         audit = self
@@ -105,13 +107,14 @@ class Audit:
                             am.slots.live.end[rows], t, j, snapshot))
         actions = trial.decide(snapshot)
         assert _same_state(state, _state(trial)), f"job {j} at t={t}: state changed"
-        if not self.cut_by_limits:
+        if not (self.cut_by_limits or trial.gate_reads_copy_room):
             assert not _acts(actions), f"job {j} at t={t}: gate skipped {actions}"
             return
         tb = am.tb
         off, n = int(tb.j_off[j]), int(tb.j_nmaps[j] + tb.j_nred[j])
         cut = limit(actions, snapshot, am.actuator.speculation, tb.t_done[off:off + n])
         assert not _acts(cut), f"job {j} at t={t}: cap gate skipped {cut}"
+        self.refused += _acts(actions)
         if len(actions.speculate_task):
             assert actions.next_scan_in is None and not actions.wake_on_completion
 
@@ -163,6 +166,17 @@ def test_gates_skip_only_scans_that_would_do_nothing_in_every_golden_run(policy,
     for index in range(len(RUNS)):
         run(policy, index)
     assert own.skipped > 50 and own.kept > 0
+
+
+def test_mantris_gate_skips_jobs_whose_copies_the_cap_would_refuse(monkeypatch):
+    """mantri kills, so it has no cap gate; its own gate reads the cap's room instead
+    (``gate_reads_copy_room``) and skips a job whose answer the cap would cut to nothing."""
+    own, _ = _audited(monkeypatch)
+    gated = _tight_run("mantri")
+    assert own.refused > 10 and own.kept > 0
+    monkeypatch.undo()
+    full = _tight_run("mantri", gates=False)
+    assert digest(gated) == digest(full) and gated.scans < full.scans
 
 
 @pytest.mark.parametrize("policy", ["late", "spark"])

@@ -75,8 +75,9 @@ class SlotView:
     ``needs_scan`` over ``view.to_batch()`` has a True row (it may say True more often:
     the same conservativeness rule), or False for fewer where it reads what a batch does
     not hold (the jobs' own policies, ``task_asked``), as long as ``decide`` would do
-    nothing there. It gets the slot arrays unindexed, so a compiled kernel can walk them
-    once instead of the simulator gathering a ``ScanBatch``.
+    nothing there (or, from ``copy_room``, nothing the cap lets through). It gets the slot
+    arrays unindexed, so a compiled kernel can walk them once instead of the simulator
+    gathering a ``ScanBatch``.
 
     Per slot: ``job`` (-1: empty), ``task`` (row of the per-task arrays), ``start``, ``k``
     (index of the last report sent), ``p0``/``p1`` (progress in reports ``k`` and
@@ -140,6 +141,10 @@ class SlotView:
     # per slot: its attempt's id (-1: empty); per attempt id: is it a copy? (None: unknown)
     aid: np.ndarray | None = None
     attempt_copy: np.ndarray | None = None
+    # per job + 1: Hadoop's cap (``hedge.policy.limits``, the job's settings) leaves the job
+    # room for a copy, or a copy of it waits for a slot; filled for the due jobs only, for a
+    # policy with ``gate_reads_copy_room`` (None: unknown, or caps not enforced: room)
+    copy_room: np.ndarray | None = None
     # per job index: the job's own policy object once its first scan made it (the simulator's
     # dict, kept current; None: unknown). Lets a policy that keeps per-job state (chronos:
     # its plan and per-task times) gate on it; such a gate must then want every job whose

@@ -92,6 +92,12 @@ class Policy(abc.ABC):
     # with no room and no copy waiting for a slot (a waiting copy is placed by the latest
     # answer's ``avoid_nodes``); they rescan after the default period.
     copies_only: ClassVar[bool] = False
+    # Opt-in promise to the simulator (default False): the compiled gate reads
+    # ``SlotView.copy_room`` (Hadoop's cap leaves the job room for a copy), and an answer of
+    # ``decide`` asking for copies has ``next_scan_in`` None and no ``wake_on_completion``.
+    # The gate may then leave out a job whose answer would ask only for copies the cap
+    # refuses all of (``hedge.policy.limits``), for a policy that also kills (mantri).
+    gate_reads_copy_room: ClassVar[bool] = False
     # Simulator only (default False): before each ``decide`` the simulator calls ``see`` with
     # the ground truth of that snapshot (``hedge.model.truth.Truth``: true remaining times,
     # what a copy would take). A reference that bounds what any policy can gain; no AM can

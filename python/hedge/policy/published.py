@@ -219,6 +219,9 @@ class Mantri(Policy):
 
     name = "mantri"
     param_ranges = {"margin": AT_LEAST_0, "max_copies": AT_LEAST_1, "prune_every": ABOVE_0}
+    # a copy asked for comes with no timing, so the gate leaves out a job whose copies the
+    # cap would all refuse (on the 97,059-task day, 20,199 of 22,403 scans did only that)
+    gate_reads_copy_room = True
 
     def __init__(self, margin: float = 30.0, max_copies: int = 3, prune_every: float = 30.0,
                  ) -> None:
@@ -263,13 +266,16 @@ class Mantri(Policy):
         pruning candidate count only once its ``prune_every`` has passed (``decide``'s own
         test): of the fitted day's scans that ``needs_scan`` wanted, about half found
         nothing to do for that reason alone (issue 21). A job whose policy is not made yet
-        is wanted as before."""
+        is wanted as before. Copies count only where the cap leaves room (``copy_room``):
+        ``decide`` asks for copies the cap refuses, and they would do nothing."""
         copies_barred = _cluster_full(view.free_slots)
         want, prunes = _mantri_gate(view.now, view.hw, self.margin, self.max_copies,
                                     copies_barred, view.due, view.job, view.task,
                                     view.start, view.k, view.p0, view.p1, view.r0,
                                     view.task_type, view.task_attempts,
                                     view.completed_mean)
+        if view.copy_room is not None:
+            want &= view.copy_room
         policies = view.policies or {}
         for j in (np.flatnonzero(prunes & ~want) - 1).tolist():
             policy = policies.get(j)
@@ -279,7 +285,8 @@ class Mantri(Policy):
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
         were nothing about the job to change (``hedge.model.batch``; ``_mantri_wake``): at
-        the next report of a slot that may take a copy; a pruning candidate's once its
+        the next report of a slot that may take a copy, where the cap leaves room (room
+        moves only when an attempt starts or ends); a pruning candidate's once its
         job's prune timer is due (at once while its policy is not made); at once while the
         cluster has no free slot (another job's attempt ending frees one) or the gate wants
         it now."""
@@ -288,7 +295,7 @@ class Mantri(Policy):
         copy_at, prune_now, prune_at = _mantri_wake(
             view.now, view.hw, self.max_copies, view.due, view.job, view.task, view.start,
             view.k, view.p0, view.p1, view.r0, view.task_attempts)
-        wake = copy_at
+        wake = copy_at if view.copy_room is None else np.where(view.copy_room, copy_at, np.inf)
         policies = view.policies or {}
         for j in (np.flatnonzero(prune_now | np.isfinite(prune_at)) - 1).tolist():
             policy = policies.get(j)

@@ -89,6 +89,10 @@ class AppMasters:
         self._recv_checked = -np.inf  # reports received up to this time are accounted for
         self._view: SlotView | None = None  # the gates' view of the slots (_gated)
         self._room_scratch: np.ndarray | None = None  # kernels.room_gate's, left zeroed
+        # SlotView.copy_room (index job + 1), for a gate that reads it (None: not read)
+        self._copy_room = (np.ones(len(tables.j_off) + 1, dtype=bool)
+                           if policy_class(policy).gate_reads_copy_room and slot_gate is not None
+                           and actuator.speculation.enforce_caps else None)
         # sleeping jobs (gates only, compiled, not idempotent, scans on a lattice of ticks)
         self._ticks = scan_ticks(cfg.scan, cfg.tick)
         self.sleeps = bool(self._ticks) and compiled and not idempotent and (
@@ -188,6 +192,7 @@ class AppMasters:
         self._due_mask[due + 1] = True
         view = self._current_view(t)
         if self.slot_gate is not None and self.compiled:
+            self._mark_room(due)
             want = self.slot_gate(view)[due + 1]
         else:
             batch = view.to_batch()
@@ -310,10 +315,18 @@ class AppMasters:
         """The policy's ``needs_scan_from`` for these jobs, evaluated at ``now``."""
         view = self._current_view(now)
         self._due_mask[jobs + 1] = True
+        self._mark_room(jobs)
         try:
             return np.maximum(self.wake(view)[jobs + 1], now)
         finally:
             self._due_mask[jobs + 1] = False
+
+    def _mark_room(self, jobs: np.ndarray) -> None:
+        """``SlotView.copy_room`` of these jobs, where the gate reads it (a job's room moves
+        only when one of its attempts starts or ends: the cap counts its running tasks and
+        copies, and a copy waits only after its own scan asked for it)."""
+        if self._copy_room is not None:
+            self._copy_room[jobs + 1] = self._has_room(jobs)
 
     def _current_view(self, t: float) -> SlotView:
         """The gates' ``SlotView`` at ``t``: made once (the slot and task arrays it holds
@@ -351,6 +364,7 @@ class AppMasters:
                        if self.clairvoyant else None),
             task_runtime=tb.t_runtime, job_offset=tb.j_off, job_maps=tb.j_nmaps,
             task_asked=tb.t_asked, aid=live.aid,  # attempt_copy: _current_view's
+            copy_room=self._copy_room,
             w=live.w, r=live.r, W=live.W, ws=live.ws, tw=live.tw,
             latency_max=float(self.slots.latency.table.max()), policies=self.policies)
 
