@@ -299,7 +299,7 @@ def test_late_wakes_a_job_at_its_next_report_and_never_where_no_cell_could_flag(
     full = _maps_view(hw=3.0)
     full.free_slots = 0  # a slot freed by another job is no change of this one
     assert late.needs_scan_from(full)[1] == full.now
-    busy, single = late._wake_scratch
+    busy, single, _ = late._wake_scratch
     assert not busy.any() and not single.any()  # scratch left zeroed
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, gate_scratch
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, SHARE
@@ -93,8 +93,8 @@ class Late(Policy):
         self.slow_node_threshold = slow_node_threshold
         self.speculative_cap = speculative_cap
         self.min_elapsed = min_elapsed
-        self._scratch: tuple[np.ndarray, np.ndarray] | None = None  # _late_gate's
-        self._wake_scratch: tuple[np.ndarray, np.ndarray] | None = None  # _late_wake's
+        self._scratch: tuple[np.ndarray, ...] | None = None  # _late_gate's
+        self._wake_scratch: tuple[np.ndarray, ...] | None = None  # _late_wake's
 
     def decide(self, snapshot: Snapshot) -> Actions:
         a, now = snapshot.attempts, snapshot.now
@@ -162,14 +162,13 @@ class Late(Policy):
         same rates, cells, quantiles and slack."""
         if _cluster_full(view.free_slots):
             return np.zeros(len(view.due), dtype=bool)
-        n_cells = 2 * len(view.n_tasks)
-        if self._scratch is None or len(self._scratch[0]) != n_cells \
-                or len(self._scratch[1]) != len(view.job):
-            self._scratch = (np.zeros(n_cells, np.bool_), np.zeros(len(view.job)))
-        mark, rate = self._scratch
+        n_cells, n_slots = 2 * len(view.n_tasks), len(view.job)
+        self._scratch = gate_scratch(self._scratch, (n_cells, np.bool_, False),
+                                     (n_slots, float, 0.0), (n_slots, np.int64, 0))
         return _late_gate(view.now, view.hw, self.slow_task_threshold, self.min_elapsed,
                           view.due, view.job, view.task, view.start, view.k, view.p0,
-                          view.p1, view.r0, view.task_type, view.task_attempts, mark, rate)
+                          view.p1, view.r0, view.task_type, view.task_attempts,
+                          *self._scratch)
 
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
@@ -179,13 +178,12 @@ class Late(Policy):
         job's attempt ending frees one) or the gate wants it now."""
         if _cluster_full(view.free_slots):
             return np.where(view.due, view.now, np.inf)
-        n_cells = 2 * len(view.n_tasks)
-        if self._wake_scratch is None or len(self._wake_scratch[0]) != n_cells:
-            self._wake_scratch = (np.zeros(n_cells, np.int64), np.zeros(n_cells, np.int64))
-        busy, single = self._wake_scratch
+        n_cells, n_slots = 2 * len(view.n_tasks), len(view.job)
+        self._wake_scratch = gate_scratch(self._wake_scratch, (n_cells, np.int64, 0),
+                                          (n_cells, np.int64, 0), (n_slots, np.int64, 0))
         wake = _late_wake(view.now, view.hw, self.min_elapsed, view.due, view.job, view.task,
                           view.start, view.k, view.r0, view.task_type, view.task_attempts,
-                          busy, single)
+                          *self._wake_scratch)
         # the wake is asked a tick after the skipped scan: a report received since counts
         wake[self.needs_scan_slots(view)] = view.now
         return wake
@@ -502,23 +500,28 @@ class Spark(Policy):
         return False, first
 
 
+@njit(cache=True, inline="always")
+def _cell(job, task, task_type, s):  # pragma: no cover - compiled
+    """LATE's group of slot ``s``: its job and task type (``2 job + type``)."""
+    return job[s] * 2 + task_type[task[s]]
+
+
 @njit(cache=True)
 def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, task_type,
-               attempts, mark, rate):  # pragma: no cover - compiled
+               attempts, mark, rate, rows):  # pragma: no cover - compiled
     """``Late.needs_scan`` per due job (without its free-slot test, made by the caller).
 
     Pass 1, per busy slot of a due job: the AM's report (``k`` once received, else
-    ``k - 1``, as ``SlotView.to_batch``), its rate ``p / (sent - start)`` (NaN while
+    ``k - 1``, as ``SlotView.to_batch``), its rate ``p / (sent - start)`` (unrated while
     ``p <= 0``), and a mark on its cell (``2 job + type``) when the slot could be copied
     (its task's only attempt, ``min_elapsed`` old). Pass 2: the rated slots of marked
     cells, sorted by cell then rate (stable, as ``np.lexsort``). Pass 3, per cell: the
     ``q`` quantile by ``np.quantile``'s linear rule; a copyable slot below it (plus
-    slack) in a cell of two or more wants its job. ``mark`` is left all False."""
+    slack) in a cell of two or more wants its job. After pass 1 only the rated slots are
+    read (``rows``: scratch, one per slot). ``mark`` is left all False."""
     want = np.zeros(len(due), np.bool_)
-    n = len(job)
     count = 0
-    for s in range(n):
-        rate[s] = np.nan
+    for s in range(len(job)):
         j = job[s]
         if j < 0 or not due[j + 1]:
             continue
@@ -529,32 +532,30 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         if not np.isfinite(r):
             continue
         rate[s] = r
+        rows[count] = s
         count += 1
         if attempts[task[s]] == 1 and now - start[s] >= min_elapsed - 1e-9:
-            mark[j * 2 + task_type[task[s]]] = True
+            mark[_cell(job, task, task_type, s)] = True
     if count < 2:
-        for s in range(n):
-            if job[s] >= 0:
-                mark[job[s] * 2 + task_type[task[s]]] = False
+        for i in range(count):
+            mark[_cell(job, task, task_type, rows[i])] = False
         return want
-    rows = np.empty(count, np.int64)
-    m = 0
-    for s in range(n):
-        if np.isfinite(rate[s]) and mark[job[s] * 2 + task_type[task[s]]]:
-            rows[m] = s
+    m = 0  # the rated slots of marked cells, ascending (every marked cell has one)
+    for i in range(count):
+        if mark[_cell(job, task, task_type, rows[i])]:
+            rows[m] = rows[i]
             m += 1
-    rows = rows[:m]
-    by_rate = rows[np.argsort(rate[rows], kind="mergesort")]
+    kept = rows[:m]
+    by_rate = kept[np.argsort(rate[kept], kind="mergesort")]
     cells = np.empty(m, np.int64)
     for i in range(m):
-        cells[i] = job[by_rate[i]] * 2 + task_type[task[by_rate[i]]]
+        cells[i] = _cell(job, task, task_type, by_rate[i])
     order = by_rate[np.argsort(cells, kind="mergesort")]
     i = 0
     while i < m:
-        s0 = order[i]
-        c = job[s0] * 2 + task_type[task[s0]]
+        c = _cell(job, task, task_type, order[i])
         e = i
-        while e < m and job[order[e]] * 2 + task_type[task[order[e]]] == c:
+        while e < m and _cell(job, task, task_type, order[e]) == c:
             e += 1
         size = e - i
         if size >= 2:
@@ -572,15 +573,14 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
                         and now - start[s] >= min_elapsed - 1e-9:
                     want[job[s] + 1] = True
         i = e
-    for s in range(n):
-        if job[s] >= 0:
-            mark[job[s] * 2 + task_type[task[s]]] = False
+    for i in range(m):
+        mark[_cell(job, task, task_type, rows[i])] = False
     return want
 
 
 @njit(cache=True)
 def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, attempts,
-               busy, single):  # pragma: no cover - compiled
+               busy, single, rows):  # pragma: no cover - compiled
     """``Late.needs_scan_from`` (without its free-slot test, made by the caller).
 
     Between two reports the AM receives, ``_late_gate``'s rates stay put; with no attempt
@@ -592,33 +592,32 @@ def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, at
     way, else its send time ``start + (k + 1) hw``: no report arrives before it is sent)
     and, for an uncopied slot not yet of age, a hair before it comes of age; inf when no
     cell can flag (``next_receipt``). ``busy``/``single``: zeroed per-cell scratch, left
-    zeroed."""
+    zeroed; ``rows``: scratch, one per slot (the due jobs' busy slots)."""
     wake = np.full(len(due), np.inf)
+    n = 0
     for s in range(len(job)):
         j = job[s]
         if j >= 0 and due[j + 1]:
-            c = j * 2 + task_type[task[s]]
+            c = _cell(job, task, task_type, s)
             busy[c] += 1
             if attempts[task[s]] == 1:
                 single[c] += 1
-    for s in range(len(job)):
-        j = job[s]
-        if j < 0 or not due[j + 1]:
-            continue
-        c = j * 2 + task_type[task[s]]
+            rows[n] = s
+            n += 1
+    for i in range(n):
+        s = rows[i]
+        c = _cell(job, task, task_type, s)
         if busy[c] < 2 or single[c] < 1:
             continue
         at = next_receipt(now, hw, start[s], k[s], r0[s])
         if attempts[task[s]] == 1 and not now - start[s] >= min_elapsed - 1e-9:
             age = start[s] + min_elapsed - 1e-9
             at = min(at, age - 1e-9 * (1.0 + abs(age)))
-        wake[j + 1] = min(wake[j + 1], max(at, now))
-    for s in range(len(job)):
-        j = job[s]
-        if j >= 0 and due[j + 1]:
-            c = j * 2 + task_type[task[s]]
-            busy[c] = 0
-            single[c] = 0
+        wake[job[s] + 1] = min(wake[job[s] + 1], max(at, now))
+    for i in range(n):
+        c = _cell(job, task, task_type, rows[i])
+        busy[c] = 0
+        single[c] = 0
     return wake
 
 
