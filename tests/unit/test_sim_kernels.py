@@ -325,6 +325,25 @@ def test_mantri_wakes_a_job_at_a_report_or_when_its_prune_timer_is_due():
     assert gate.needs_scan_slots(view)[1]
 
 
+def test_mantri_wakes_a_job_at_the_first_report_its_trajectory_lets_pass():
+    """With the slots' trajectories, mantri's wake walks the reports to come: slot 0 (start
+    45, 0.005/s) sends 0.4 at 125 and 0.6 at 165, at most 120 and 80 s left, and after
+    those no report can show more than 133 s left; slot 1 ends at 100 (no report to come)."""
+    gate = create("mantri")
+    view = _maps_view(hw=40.0)
+    view.w, view.r, view.W = np.array([0.0, 0.0]), np.array([0.005, 0.01]), np.ones(2)
+    view.ws, view.tw = np.array([45.0, 0.0]), np.array([45.0, 0.0])
+    view.completed_mean[:] = 200.0  # 230 s left to pass: never on these trajectories
+    assert not gate.needs_scan_slots(view)[1]
+    assert gate.needs_scan_from(view)[1] == np.inf
+    view.completed_mean[:] = 150.0  # 180 s: slot 0 stalls at 90 (0.001/s from 0.225)
+    view.w[0], view.r[0], view.tw[0] = 0.225, 0.001, 90.0
+    assert not gate.needs_scan_slots(view)[1]
+    assert gate.needs_scan_from(view)[1] == 125.0  # 0.26 sent at 125: up to 228 s left
+    view.completed_mean[:] = np.nan  # no completed task: no copy test passes until one
+    assert gate.needs_scan_from(view)[1] == np.inf
+
+
 def _fingerprint(result) -> tuple:
     a = result.attempts
     return tuple(np.ascontiguousarray(x).tobytes() for x in (

@@ -20,6 +20,7 @@ from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
 from hedge.model.batch import ScanBatch, SlotView
 from hedge.policy.base import Policy, register
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
+from hedge.policy.slot_reports import trajectory_end, trajectory_progress
 
 
 def attempts_per_task(snapshot: Snapshot) -> np.ndarray:
@@ -387,9 +388,7 @@ def _hadoop_wake(now, hw, lat_max, std_k, min_allowed, prop_total, prop_running,
             best = min(best, r0[s])
         # later reports, on the trajectory (bounds loosened by twice the gate's slack)
         lo, loose = thr - 2.0 * slack, 2.0 * slack
-        b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]
-        finish = b + (W[s] - w[s]) / r[s]  # when the work ends at this rate
-        finish += 1e-9 * (1.0 + abs(finish))  # as the slot's own end, give or take rounding
+        finish = trajectory_end(w[s], r[s], W[s], ws[s], tw[s])
         at_end = finish + lat_max - st  # the run-time bound at the last report
         walked = 0
         kk = k[s] + 1
@@ -397,12 +396,7 @@ def _hadoop_wake(now, hw, lat_max, std_k, min_allowed, prop_total, prop_running,
             sent = st + kk * hw
             if not sent < finish or not sent < best:
                 break
-            x = sent - b
-            if x < 0.0:
-                x = 0.0
-            p = (w[s] + r[s] * x) / W[s]
-            if p > 1.0:
-                p = 1.0
+            p = trajectory_progress(sent, w[s], r[s], W[s], ws[s], tw[s])
             kk += 1
             if not p > 0:
                 continue

@@ -23,7 +23,12 @@ from hedge.model.batch import ScanBatch, SlotView, gate_scratch
 from hedge.policy.base import Policy, register
 from hedge.policy.baseline import attempts_per_task
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, AT_LEAST_1, SHARE
-from hedge.policy.slot_reports import held_report, next_receipt
+from hedge.policy.slot_reports import (
+    held_report,
+    next_receipt,
+    trajectory_end,
+    trajectory_progress,
+)
 
 
 def _rate_left_arrays(start: np.ndarray, progress: np.ndarray, sent: np.ndarray,
@@ -283,16 +288,21 @@ class Mantri(Policy):
     def needs_scan_from(self, view: SlotView) -> np.ndarray:
         """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
         were nothing about the job to change (``hedge.model.batch``; ``_mantri_wake``): at
-        the next report of a slot that may take a copy, where the cap leaves room (room
-        moves only when an attempt starts or ends); a pruning candidate's once its
+        the first report of a slot that may take a copy whose estimate could pass the copy
+        test (on the slot's trajectory, ``_copy_report_at``), where the cap leaves room
+        (room moves only when an attempt starts or ends); a pruning candidate's once its
         job's prune timer is due (at once while its policy is not made); at once while the
         cluster has no free slot (another job's attempt ending frees one) or the gate wants
         it now."""
         if _cluster_full(view.free_slots):
             return np.where(view.due, view.now, np.inf)
+        walk = view.w is not None
+        trajectory = ((view.w, view.r, view.W, view.ws, view.tw) if walk
+                      else (np.empty(0),) * 5)
         copy_at, prune_now, prune_at = _mantri_wake(
-            view.now, view.hw, self.max_copies, view.due, view.job, view.task, view.start,
-            view.k, view.p0, view.p1, view.r0, view.task_attempts)
+            view.now, view.hw, self.margin, self.max_copies, walk, view.due, view.job,
+            view.task, view.start, view.k, view.p0, view.p1, view.r0, view.task_type,
+            view.task_attempts, view.completed_mean, *trajectory)
         wake = copy_at if view.copy_room is None else np.where(view.copy_room, copy_at, np.inf)
         policies = view.policies or {}
         for j in (np.flatnonzero(prune_now | np.isfinite(prune_at)) - 1).tolist():
@@ -659,16 +669,52 @@ def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, sta
     return want, prunes
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _copy_report_at(now, hw, lo, st, k, p0, r0, w, r, W, ws, tw):  # pragma: no cover
+    """The earliest time a report of a slot the AM does not hold yet could pass
+    ``_mantri_gate``'s copy test (time left ``> lo``) while the slot's rate holds; inf
+    when none before the attempt ends (which wakes its job).
+
+    Report ``k``, on its way, is judged as the gate will judge it, at its receipt ``r0``.
+    A later report ``k'`` is sent at ``s = start + k' hw`` with progress ``p`` on the
+    slot's trajectory (``trajectory_progress``); held from its receipt on, its time left
+    is at most ``(1 - p) (s - start) / p`` (its value at ``s``: it only ages), so the
+    walk wakes at the first report whose bound passes ``lo``. No later report can pass
+    once ``(1 - p) (end - start) / p`` does not (less progress left, no longer a run).
+    After 64 reports the walk gives up and answers the next send time (early is safe)."""
+    if r0 > now and _aged_left(r0, st, p0, st + k * hw) > lo:
+        return r0
+    finish = trajectory_end(w, r, W, ws, tw)
+    kk = k + 1
+    for _ in range(64):
+        sent = st + kk * hw
+        if not sent < finish:
+            return np.inf
+        kk += 1
+        p = trajectory_progress(sent, w, r, W, ws, tw)
+        if not p > 0:
+            continue
+        if (1.0 - p) * (sent - st) / p > lo:
+            return sent
+        if (1.0 - p) * (finish - st) / p <= lo:
+            return np.inf
+    return st + kk * hw
+
+
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
-def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
-                 attempts):  # pragma: no cover - compiled
+def _mantri_wake(now, hw, margin, max_copies, walk, due, job, task, start, k, p0, p1, r0,
+                 task_type, attempts, completed_mean, w, r, W, ws,
+                 tw):  # pragma: no cover - compiled
     """``Mantri.needs_scan_from``'s slot pass, per due job + 1 (``_mantri_gate``'s reports).
 
     A held estimate only ages between two reports, and the copy test gets harder as it
-    does; so a slot that may take another copy can move the gate only at its next report
-    (``copy_at``: the least ``next_receipt``). A pruning candidate needs a task of several
-    attempts with an estimate: ``prune_now`` where one has it, ``prune_at`` (the least next
-    receipt) where one has it not yet."""
+    does; so a slot that may take another copy (its type has a completed mean: else no
+    test passes until a completion, which wakes the job) can move the gate only at a
+    report: ``copy_at``, the least over such slots of ``_copy_report_at`` (with ``walk``,
+    the slots' trajectories ``w``, ``r``, ``W``, ``ws``, ``tw``), else of their next
+    receipt. A pruning candidate needs a task of several attempts with an estimate:
+    ``prune_now`` where one has it, ``prune_at`` (the least next receipt) where one has it
+    not yet."""
     copy_at = np.full(len(due), np.inf)
     prune_at = np.full(len(due), np.inf)
     prune_now = np.zeros(len(due), np.bool_)
@@ -678,8 +724,15 @@ def _mantri_wake(now, hw, max_copies, due, job, task, start, k, p0, p1, r0,
             continue
         n = attempts[task[s]]
         at = next_receipt(now, hw, start[s], k[s], r0[s])
-        if n - 1 < max_copies:
-            copy_at[j + 1] = min(copy_at[j + 1], at)
+        expected = completed_mean[j, task_type[task[s]]]
+        if n - 1 < max_copies and not math.isnan(expected):
+            copy = at
+            if walk:  # the gate's threshold, loosened for rounding
+                lo = expected + margin - 1e-6 * (1 + abs(expected))
+                lo -= 2e-6 * (1.0 + abs(lo))
+                copy = _copy_report_at(now, hw, lo, start[s], k[s], p0[s], r0[s], w[s], r[s],
+                                       W[s], ws[s], tw[s])
+            copy_at[j + 1] = min(copy_at[j + 1], copy)
         if n > 1:
             p, sent = held_report(now, hw, start[s], k[s], p0[s], p1[s], r0[s])
             left = _aged_left(now, start[s], p, sent)

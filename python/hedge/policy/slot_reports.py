@@ -7,6 +7,8 @@ gate compiled over the slot arrays sees exactly the ``ScanBatch`` its reference 
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 
@@ -32,3 +34,27 @@ def next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
     report ``k`` at ``r0`` while on its way, else report ``k + 1`` no sooner than it is
     sent (its latency is drawn when it is sent, so not known before)."""
     return r0 if r0 > now else start + (k + 1) * hw
+
+
+@njit(cache=True, inline="always")
+def trajectory_progress(sent, w, r, W, ws, tw):  # pragma: no cover - compiled
+    """The progress of a report a slot sends at ``sent`` while its rate holds
+    (``SlotView.w``, ``r``, ``W``, ``ws``, ``tw``): ``min((w + r max(sent - b, 0)) / W, 1)``,
+    ``b = max(ws, tw)``, as ``hedge.sim.kernels.heartbeats`` will record it."""
+    b = ws if ws >= tw or math.isnan(ws) else tw  # np.maximum
+    x = sent - b
+    if x < 0.0:
+        x = 0.0
+    p = (w + r * x) / W
+    if p > 1.0:
+        p = 1.0
+    return p
+
+
+@njit(cache=True, inline="always")
+def trajectory_end(w, r, W, ws, tw):  # pragma: no cover - compiled
+    """When a slot's work ends while its rate holds, a hair late (as the slot's own end,
+    give or take rounding): no report is sent after it."""
+    b = ws if ws >= tw or math.isnan(ws) else tw
+    finish = b + (W - w) / r
+    return finish + 1e-9 * (1.0 + abs(finish))
