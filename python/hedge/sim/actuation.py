@@ -50,6 +50,10 @@ class Actuator:
         if len(actions.speculate_task):  # most answers copy nothing
             self._copy(off, actions)
         tb.j_reserved[j] = max(int(actions.reserve_slots), 0)
+        if tb.j_reserved[j]:
+            tb.j_reserving.add(j)
+        else:
+            tb.j_reserving.discard(j)
         if len(actions.avoid_nodes):
             tb.j_avoid[j] = actions.avoid_nodes
         else:

@@ -352,6 +352,7 @@ class Simulator:
             phase = unique(phase)
             tb.j_end[phase] = tb.j_off[phase] + tb.j_nmaps[phase] + tb.j_nred[phase]
             tb.waiting += int(tb.j_nred[phase].sum())
+            self.scheduler.waiting_jobs.note(phase)
         finished = jobs[tb.j_left[jobs] == 0]
         if len(finished):
             finished = unique(finished)
@@ -369,7 +370,7 @@ class Simulator:
         tb, slots = self.tables, self.slots
         live = slots.live
         slots.rates_dirty = True  # slots are released
-        waiting, finished = kernels.complete(
+        waiting, finished, phased = kernels.complete(
             t, win_rows, uniq, win_end, self._gate is not None, live.idle_task, IDLE_START,
             DONE, A_KILLED, tb.t_done, tb.t_finish, tb.t_runtime, tb.t_job,
             tb.t_type, tb.t_att, tb.t_run, tb.a_end, tb.a_state, slots.slot_busy,
@@ -380,6 +381,8 @@ class Simulator:
             tb.j_maps_left, tb.j_nred, tb.j_off, tb.j_nmaps, tb.j_end,
             tb.j_next, tb.j_finish, tb.j_wake, tb.j_next_scan)
         tb.waiting += waiting
+        if phased:  # jobs whose reduces became runnable
+            self.scheduler.waiting_jobs.note(tb.t_job[uniq])
         if finished:
             tb.active = tb.active[tb.j_left[tb.active] > 0]
             tb.jobs_left -= finished
@@ -398,6 +401,7 @@ class Simulator:
         new = new[tb.j_left[new] > 0]
         tb.active = np.concatenate([tb.active, new])
         tb.waiting += int((tb.j_end[new] - tb.j_next[new]).sum())
+        self.scheduler.waiting_jobs.note(new)
         tb.j_next_scan[new] = t
 
     # ------------------------------------------------------------------ result

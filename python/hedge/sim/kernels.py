@@ -181,7 +181,8 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
              j_next_scan: np.ndarray) -> tuple[int, int]:
     """Tasks ``win_task`` (ascending, distinct) are won by the attempts in slots
     ``win_rows`` ending at ``win_end``: ``hedge.sim.engine.Simulator._complete`` after its
-    choice of winners, in one compiled call. Returns ``(change in waiting tasks, jobs finished)``.
+    choice of winners, in one compiled call. Returns ``(change in waiting tasks, jobs finished,
+    jobs whose reduces became runnable)``.
 
     In order, as the numpy code: mark the tasks done (finish, run time ``end - start``);
     every attempt of a done task is killed at its task's finish (the winners then DONE);
@@ -252,6 +253,7 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
             j_maps_left[j] -= 1
     waiting = 0
     finished = 0
+    phased = 0
     for i in range(n):
         tk = win_task[i]
         j = t_job[tk]
@@ -267,6 +269,7 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
         if t_type[tk] == 0 and j_maps_left[j] == 0 and j_nred[j] > 0 and j_end[j] != full:
             j_end[j] = full  # the reduces become runnable (once per job)
             waiting += j_nred[j]
+            phased += 1
     for i in range(n):
         j = t_job[win_task[i]]
         if j_left[j] == 0 and math.isnan(j_finish[j]):
@@ -277,7 +280,7 @@ def complete(t: float, win_rows: np.ndarray, win_task: np.ndarray, win_end: np.n
         j = t_job[win_task[i]]
         if j_wake[j] and not (j_next_scan[j] <= t) and not math.isnan(j_next_scan[j]):
             j_next_scan[j] = t  # np.minimum
-    return waiting, finished
+    return waiting, finished, phased
 
 
 @njit(cache=True)

@@ -38,6 +38,9 @@ import numpy as np
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.slots import Slots
 from hedge.sim.tables import CANCELLED, Tables
+from hedge.sim.waiting_jobs import WaitingJobs
+
+FULL_PASS_JOBS = 512  # Scheduler.full_pass_jobs' default
 
 
 class Scheduler:
@@ -47,31 +50,58 @@ class Scheduler:
                  node_perm: np.ndarray) -> None:
         self.cluster, self.tb, self.slots = cfg, tables, slots
         self.node_perm = node_perm  # the seeded tie-break order of nodes
+        self.waiting_jobs = WaitingJobs(tables)  # the engine notes arrivals and completions
+        # FIFO reads every active job while there are at most this many: then one pass over
+        # them costs less than finding the contenders (the same shares either way)
+        self.full_pass_jobs = FULL_PASS_JOBS
+        # copies each job may still place at this step (index: job; zero between steps)
+        self._allowance = np.zeros(len(tables.j_off), dtype=np.int64)
 
     def schedule(self, t: float) -> None:
         """Fill free slots at ``t``: each job's share to its originals, then its copies; what
         the shares leave (copies with no allowed node) to originals, then to any copy."""
-        tb = self.tb
+        tb, allowance = self.tb, self._allowance
         free = self.slots.free_slots()
         if not free or not (tb.queue or tb.waiting):
             return
-        act = tb.active
+        act = self._contenders(free)
         copies = self._queued_per_job(act)
         take = self._shares(act, tb.j_end[act] - tb.j_next[act] + copies, free)
-        allowance = np.zeros(len(tb.j_off), dtype=np.int64)
         allowance[act] = np.maximum(take - self._schedule_originals(t, act, take), 0) \
             + np.minimum(tb.j_reserved[act], copies)
         if tb.queue:
             self._schedule_copies(t, allowance)
+        allowance[act] = 0
         free = self.slots.free_slots()
         if not free or not (tb.queue or tb.waiting):
             return
-        act = tb.active
+        act = self._contenders(free)
         self._schedule_originals(t, act, self._shares(act, tb.j_end[act] - tb.j_next[act],
                                                       free))
         if tb.queue and self.slots.free_slots():
-            allowance[:] = self.cluster.total_slots
+            queued = self._queued_jobs()
+            allowance[queued] = self.cluster.total_slots
             self._schedule_copies(t, allowance)
+            allowance[queued] = 0
+
+    def _contenders(self, free: int) -> np.ndarray:
+        """The active jobs whose share of ``free`` slots could be more than none, ascending:
+        every one under Fair; under FIFO the first with originals waiting, until those
+        want ``free`` slots or more (the jobs after them get nothing), and every job with a
+        copy waiting or slots reserved (a reservation counts against every share)."""
+        tb = self.tb
+        if self.cluster.scheduler != "fifo" or len(tb.active) <= self.full_pass_jobs:
+            return tb.active
+        jobs = np.asarray(self.waiting_jobs.first(free) + list(tb.j_reserving), dtype=np.int64)
+        if tb.queue:
+            jobs = np.concatenate([jobs, self._queued_jobs()])
+        jobs = np.unique(jobs)
+        return jobs[tb.j_left[jobs] > 0]
+
+    def _queued_jobs(self) -> np.ndarray:
+        """The jobs of the queued copies and relaunches (repeated as queued)."""
+        tb = self.tb
+        return tb.t_job[tb.a_task[np.asarray(tb.queue, dtype=np.int64)]]
 
     def _shares(self, act: np.ndarray, demand: np.ndarray, free: int) -> np.ndarray:
         """Slots per active job for ``demand``: ``free`` less the slots reserved for copies,
@@ -96,8 +126,11 @@ class Scheduler:
             tb.j_changed[tb.t_job[tb.a_task[aid]] + 1] = True
         if done.any():
             tb.queue = queue[~done].tolist()
-        per_job = np.bincount(tb.t_job[task[~done]], minlength=len(tb.j_off))
-        return per_job[act]
+        jobs = tb.t_job[task[~done]]
+        pos = np.searchsorted(act, jobs)
+        held = pos < len(act)
+        held[held] = act[pos[held]] == jobs[held]
+        return np.bincount(pos[held], minlength=len(act))
 
     def _schedule_originals(self, t: float, act: np.ndarray, take: np.ndarray) -> np.ndarray:
         """The active jobs' next original tasks, up to ``take`` of each, get free slots;

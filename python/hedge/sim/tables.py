@@ -129,6 +129,7 @@ class Tables:
         self.j_quiet = np.zeros(nj, dtype=bool)
         self.j_changed = np.ones(nj + 1, dtype=bool)  # index job + 1 (0: empty slot)
         self.j_reserved = np.zeros(nj, dtype=np.int64)
+        self.j_reserving: set[int] = set()  # the jobs whose j_reserved is above 0
         self.j_avoid: dict[int, np.ndarray] = {}
         # completed tasks per job and type: count, sum and sum of squares of run times
         self.j_count = np.zeros((nj, 2))
