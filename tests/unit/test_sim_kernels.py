@@ -296,9 +296,14 @@ def test_late_wakes_a_job_at_its_next_report_and_never_where_no_cell_could_flag(
     copied = _maps_view(hw=3.0, start0=0.0)
     copied.task_attempts[:2] = 2  # every task copied already: no slot can flag
     assert late.needs_scan_from(copied)[1] == np.inf
+    # no free slot: a slot freed by another job is no change of this one, so a job that
+    # would flag were a slot free wakes at once, and one that would not sleeps as before
+    full = _maps_view(hw=3.0, start0=0.0)
+    full.free_slots = 0
+    assert not late.needs_scan_slots(full)[1] and late.needs_scan_from(full)[1] == full.now
     full = _maps_view(hw=3.0)
-    full.free_slots = 0  # a slot freed by another job is no change of this one
-    assert late.needs_scan_from(full)[1] == full.now
+    full.free_slots = 0
+    assert late.needs_scan_from(full)[1] == 102.0
     busy, single, _ = late._wake_scratch
     assert not busy.any() and not single.any()  # scratch left zeroed
 
@@ -340,6 +345,11 @@ def test_mantri_wakes_a_job_at_the_first_report_its_trajectory_lets_pass():
     view.w[0], view.r[0], view.tw[0] = 0.225, 0.001, 90.0
     assert not gate.needs_scan_slots(view)[1]
     assert gate.needs_scan_from(view)[1] == 125.0  # 0.26 sent at 125: up to 228 s left
+    view.free_slots = 0  # a slot another job frees is no change of this job: the same wake
+    assert gate.needs_scan_from(view)[1] == 125.0
+    view.completed_mean[:] = 100.0  # 145 s left passes now: no copy without a free slot,
+    assert not gate.needs_scan_slots(view)[1]  # but one could free at any time
+    assert gate.needs_scan_from(view)[1] == view.now
     view.completed_mean[:] = np.nan  # no completed task: no copy test passes until one
     assert gate.needs_scan_from(view)[1] == np.inf
 

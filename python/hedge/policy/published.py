@@ -167,6 +167,10 @@ class Late(Policy):
         same rates, cells, quantiles and slack."""
         if _cluster_full(view.free_slots):
             return np.zeros(len(view.due), dtype=bool)
+        return self._slow_cells(view)
+
+    def _slow_cells(self, view: SlotView) -> np.ndarray:
+        """``needs_scan_slots`` were a slot free (``_late_gate``)."""
         n_cells, n_slots = 2 * len(view.n_tasks), len(view.job)
         self._scratch = gate_scratch(self._scratch, (n_cells, np.bool_, False),
                                      (n_slots, float, 0.0), (n_slots, np.int64, 0))
@@ -179,10 +183,9 @@ class Late(Policy):
         """Per due job (index ``job + 1``): when ``needs_scan_slots`` could first want it
         were nothing about the job to change (``hedge.model.batch``; ``_late_wake``): at
         its next report received, or when an uncopied attempt comes of age; never while
-        none of its cells could flag; at once while the cluster has no free slot (another
-        job's attempt ending frees one) or the gate wants it now."""
-        if _cluster_full(view.free_slots):
-            return np.where(view.due, view.now, np.inf)
+        none of its cells could flag; at once where the gate wants it now, or would were
+        a slot free (while the cluster has none, another job's attempt ending frees one:
+        not an event of this job; until a cell could flag, a free slot changes nothing)."""
         n_cells, n_slots = 2 * len(view.n_tasks), len(view.job)
         self._wake_scratch = gate_scratch(self._wake_scratch, (n_cells, np.int64, 0),
                                           (n_cells, np.int64, 0), (n_slots, np.int64, 0))
@@ -190,7 +193,7 @@ class Late(Policy):
                           view.start, view.k, view.r0, view.task_type, view.task_attempts,
                           *self._wake_scratch)
         # the wake is asked a tick after the skipped scan: a report received since counts
-        wake[self.needs_scan_slots(view)] = view.now
+        wake[self._slow_cells(view)] = view.now
         return wake
 
     def _slow_nodes(self, node: np.ndarray, rate: np.ndarray) -> np.ndarray:
@@ -271,7 +274,10 @@ class Mantri(Policy):
         nothing to do for that reason alone (issue 21). A job whose policy is not made yet
         is wanted as before. Copies count only where the cap leaves room (``copy_room``):
         ``decide`` asks for copies the cap refuses, and they would do nothing."""
-        copies_barred = _cluster_full(view.free_slots)
+        return self._wants(view, copies_barred=_cluster_full(view.free_slots))
+
+    def _wants(self, view: SlotView, copies_barred: bool) -> np.ndarray:
+        """``needs_scan_slots``, with copies barred (no free slot) or not."""
         want, prunes = _mantri_gate(view.now, view.hw, self.margin, self.max_copies,
                                     copies_barred, view.due, view.job, view.task,
                                     view.start, view.k, view.p0, view.p1, view.r0,
@@ -291,11 +297,10 @@ class Mantri(Policy):
         the first report of a slot that may take a copy whose estimate could pass the copy
         test (on the slot's trajectory, ``_copy_report_at``), where the cap leaves room
         (room moves only when an attempt starts or ends); a pruning candidate's once its
-        job's prune timer is due (at once while its policy is not made); at once while the
-        cluster has no free slot (another job's attempt ending frees one) or the gate wants
-        it now."""
-        if _cluster_full(view.free_slots):
-            return np.where(view.due, view.now, np.inf)
+        job's prune timer is due (at once while its policy is not made); at once where the
+        gate wants it now, or would were a slot free (while the cluster has none, another
+        job's attempt ending frees one: not an event of this job; until a copy test could
+        pass, a free slot changes nothing)."""
         walk = view.w is not None
         trajectory = ((view.w, view.r, view.W, view.ws, view.tw) if walk
                       else (np.empty(0),) * 5)
@@ -314,7 +319,7 @@ class Mantri(Policy):
             first = due_at if prune_now[j + 1] else max(due_at, prune_at[j + 1])
             wake[j + 1] = min(wake[j + 1], first)
         # the wake is asked a tick after the skipped scan: a report received since counts
-        wake[self.needs_scan_slots(view)] = view.now
+        wake[self._wants(view, copies_barred=False)] = view.now
         return np.maximum(wake, view.now)
 
     def _scan_rows(self, batch: ScanBatch) -> tuple[np.ndarray, np.ndarray]:
