@@ -37,18 +37,26 @@ def next_receipt(now, hw, start, k, r0):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def trajectory_progress(sent, w, r, W, ws, tw):  # pragma: no cover - compiled
-    """The progress of a report a slot sends at ``sent`` while its rate holds
-    (``SlotView.w``, ``r``, ``W``, ``ws``, ``tw``): ``min((w + r max(sent - b, 0)) / W, 1)``,
-    ``b = max(ws, tw)``, as ``hedge.sim.kernels.heartbeats`` will record it."""
-    b = ws if ws >= tw or math.isnan(ws) else tw  # np.maximum
-    x = sent - b
+def progress_at(tau, w, r, b, W):  # pragma: no cover - compiled
+    """A slot's progress at ``tau`` on its trajectory, work ``w`` done by ``b``, at rate
+    ``r`` since, out of ``W``: ``min((w + r max(tau - b, 0)) / W, 1)`` with numpy's NaN and
+    -0.0 semantics (the simulator's reports, ``hedge.sim.kernels.heartbeats``)."""
+    x = tau - b
     if x < 0.0:
         x = 0.0
     p = (w + r * x) / W
     if p > 1.0:
         p = 1.0
     return p
+
+
+@njit(cache=True, inline="always")
+def trajectory_progress(sent, w, r, W, ws, tw):  # pragma: no cover - compiled
+    """The progress of a report a slot sends at ``sent`` while its rate holds
+    (``SlotView.w``, ``r``, ``W``, ``ws``, ``tw``): ``progress_at`` from ``b = max(ws,
+    tw)``, as ``hedge.sim.kernels.heartbeats`` will record it."""
+    b = ws if ws >= tw or math.isnan(ws) else tw  # np.maximum
+    return progress_at(sent, w, r, b, W)
 
 
 @njit(cache=True, inline="always")

@@ -19,17 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True, inline="always")
-def _progress_at(tau: float, w: float, r: float, b: float, W: float) -> float:
-    """``min((w + r * max(tau - b, 0)) / W, 1)`` with numpy's NaN/-0.0 semantics."""
-    x = tau - b
-    if x < 0.0:
-        x = 0.0
-    p = (w + r * x) / W
-    if p > 1.0:
-        p = 1.0
-    return p
+from hedge.policy.slot_reports import progress_at
 
 
 @njit(cache=True, inline="always")
@@ -97,14 +87,14 @@ def _heartbeats_where(t, several, hw, eps, kfp, table, mode, want, job, factor, 
             k_new = np.int64(math.floor((t - st) / hw + eps))
             b = ws[s] if ws[s] >= tw[s] or math.isnan(ws[s]) else tw[s]  # np.maximum
             sent = st + k_new * hw
-            p_new = _progress_at(sent, w[s], r[s], b, W[s])
+            p_new = progress_at(sent, w[s], r[s], b, W[s])
             r_new = sent + table[(aid[s] * 40503 + k_new * 9973) & mask]
             p_prev, r_prev = p0[s], r0[s]
             if several and k_new - 1 > k_old:
-                p_prev = _progress_at(sent - hw, w[s], r[s], b, W[s])
+                p_prev = progress_at(sent - hw, w[s], r[s], b, W[s])
                 r_prev = sent - hw + table[(aid[s] * 40503 + (k_new - 1) * 9973) & mask]
             if k_old < kfp and k_new >= kfp:
-                fpp[s] = _progress_at(st + first_at, w[s], r[s], b, W[s])
+                fpp[s] = progress_at(st + first_at, w[s], r[s], b, W[s])
             k[s] = k_new
             p0[s] = p_new
             p1[s] = p_prev
