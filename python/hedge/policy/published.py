@@ -596,7 +596,8 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
 @njit(cache=True)
 def _late_wake(now, hw, min_elapsed, due, job, task, start, k, r0, task_type, attempts,
                busy, single, rows):  # pragma: no cover - compiled
-    """``Late.needs_scan_from`` (without its free-slot test, made by the caller).
+    """``Late.needs_scan_from``'s report and age events (the caller adds the jobs the gate
+    wants now, or would were a slot free).
 
     Between two reports the AM receives, ``_late_gate``'s rates stay put; with no attempt
     starting or ending the cells' members and their tasks' attempt counts stay put too.
