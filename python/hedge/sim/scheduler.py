@@ -231,20 +231,26 @@ class Scheduler:
         used up as they are placed); returns how many slots they took."""
         cfg, tb, slots = self.cluster, self.tb, self.slots
         busy_n, slot_busy = slots.busy_n, slots.slot_busy
-        placed_aid, placed_slot = [], []
+        placed_aid, placed_slot, placed_at = [], [], []
         apart = cfg.copies == "apart"  # else a stock AM's placement (ClusterConfig.copies)
-        keep = []
-        for aid in tb.queue:
-            task = int(tb.a_task[aid])
+        queue = np.asarray(tb.queue, dtype=np.int64)
+        # a copy past its job's share stays queued, and so does a clone of a task still
+        # waiting (neither changes while copies are placed): only the others are walked,
+        # for a queue of many clones (dolly on an all-at-once arrival) made each step cost
+        # a Python pass over all of them
+        tasks = tb.a_task[queue]
+        clone = tb.a_copy[queue] & (tb.t_launched[tasks] == 0)
+        ready = (allowance[tb.t_job[tasks]] > 0) & ~clone
+        for at in np.flatnonzero(ready).tolist():
+            aid = int(queue[at])
+            task = int(tasks[at])
             job = int(tb.t_job[task])
-            if allowance[job] <= 0 or (tb.a_copy[aid] and not tb.t_launched[task]):
-                keep.append(aid)  # past its job's share; or a clone of a waiting task
-                continue
+            if allowance[job] <= 0:
+                continue  # its job's share used up by the copies before it
             free_n = cfg.slots - busy_n
             allowed = (free_n > 0) & ~slots.bl_mask
             if not allowed.any():
-                keep.append(aid)
-                continue
+                break  # no node has a free slot: nor will one in this pass
             if tb.a_copy[aid] and apart:
                 allowed[slots.slot_node[slots.live.task == task]] = False
                 allowed[[tb.a_node[a] for a in placed_aid if tb.a_task[a] == task]] = False
@@ -261,7 +267,6 @@ class Scheduler:
                 key = busy_n[cand] * cfg.nodes + self.node_perm[cand]
                 node = int(cand[np.argmin(key)])
             else:
-                keep.append(aid)
                 continue
             row = slot_busy[node * cfg.slots:(node + 1) * cfg.slots]
             slot = node * cfg.slots + int(np.argmin(row))
@@ -271,9 +276,12 @@ class Scheduler:
             allowance[job] -= 1
             placed_aid.append(aid)
             placed_slot.append(slot)
-        tb.queue = keep
+            placed_at.append(at)
         if not placed_aid:
             return 0
+        kept = np.ones(len(queue), dtype=bool)
+        kept[placed_at] = False
+        tb.queue = queue[kept].tolist()
         aid = np.asarray(placed_aid, dtype=np.int64)
         placed = np.asarray(placed_slot, dtype=np.int64)
         # launch re-marks the slots busy; undo the provisional marks first
