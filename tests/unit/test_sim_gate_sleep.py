@@ -23,9 +23,10 @@ from .test_sim_invariants import CLUSTER
 # their jobs sleep past scan instants: by the policy's needs_scan_from (hadoop, spark,
 # oracle, late, mantri) or when Hadoop's cap leaves no room (adaptive has only the latter)
 # (fresh-*: until their rule could flag or a report could arrive; slow golden runs;
-# hedge-auto: a job that can judge nothing yet, until a report, start or completion)
+# hedge-auto: a job that can judge nothing yet, until a report, start or completion;
+# score, rate, static and adaptive: a job not started yet, until its first attempt starts)
 SLEEPERS = ["hadoop", "late", "mantri", "spark", "oracle", "replicate", "chronos-clone", "chronos-restart",
-            "chronos-resume", "hedge-auto",
+            "chronos-resume", "hedge-auto", "score", "rate", "static", "adaptive",
             *(pytest.param(p, marks=pytest.mark.slow) for p in ("fresh-score", "fresh-rate"))]
 
 

@@ -98,6 +98,11 @@ class Policy(abc.ABC):
     # The gate may then leave out a job whose answer would ask only for copies the cap
     # refuses all of (``hedge.policy.limits``), for a policy that also kills (mantri).
     gate_reads_copy_room: ClassVar[bool] = False
+    # Promise to the simulator (default False): the gate never wants a job none of whose
+    # tasks has had an attempt (it reads one row per running attempt). Without a wake rule
+    # (``needs_scan_from``) such a job then sleeps until its first attempt starts, where it
+    # would be checked at every scan instant: on an all-at-once arrival, most of the jobs.
+    gate_needs_an_attempt: ClassVar[bool] = False
     # Simulator only (default False): before each ``decide`` the simulator calls ``see`` with
     # the ground truth of that snapshot (``hedge.model.truth.Truth``: true remaining times,
     # what a copy would take). A reference that bounds what any policy can gain; no AM can

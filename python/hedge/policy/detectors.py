@@ -91,6 +91,7 @@ class DetectorPolicy(Policy):
     detector: ClassVar[str] = ""
     # estimator that orders flagged tasks when the cap binds (latest ECT first)
     order_by: ClassVar[str] = "rate"
+    gate_needs_an_attempt = True  # their gates read the running attempts' reports only
 
     def __init__(self) -> None:
         self._copied = np.empty(0, dtype=np.int64)

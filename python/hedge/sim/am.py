@@ -93,6 +93,8 @@ class AppMasters:
         self._copy_room = (np.ones(len(tables.j_off) + 1, dtype=bool)
                            if policy_class(policy).gate_reads_copy_room and slot_gate is not None
                            and actuator.speculation.enforce_caps else None)
+        # with no wake rule, jobs not started yet sleep until their first attempt starts
+        self._unstarted_sleep = policy_class(policy).gate_needs_an_attempt and wake is None
         # sleeping jobs (gates only, compiled, not idempotent, scans on a lattice of ticks)
         self._ticks = scan_ticks(cfg.scan, cfg.tick)
         self.sleeps = bool(self._ticks) and compiled and not idempotent and (
@@ -238,11 +240,16 @@ class AppMasters:
     def _skip(self, t: float, jobs: np.ndarray, by_cap: bool) -> None:
         """A gate skipped these due jobs: their next scan instant, and they sleep (``settle``
         decides until when, from their state at the end of this step)."""
-        self.tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
-        if not self.sleeps or not len(jobs) or (not by_cap and self.wake is None):
-            # (the last: with no wake rule, ``settle`` would wake such a job at its next
-            # scan instant, the one just set, so it need not sleep: adaptive, score, rate
-            # and static skip most jobs at nearly every step, and settling them cost)
+        tb = self.tb
+        tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
+        if not by_cap and self.wake is None and self._unstarted_sleep:
+            jobs = jobs[tb.j_next[jobs] == tb.j_off[jobs]]  # (``settle``: until they start)
+        elif not by_cap and self.wake is None:
+            jobs = jobs[:0]
+        if not self.sleeps or not len(jobs):
+            # (with no wake rule, ``settle`` would wake a started job at its next scan
+            # instant, the one just set, so it need not sleep: adaptive, score, rate and
+            # static skip most jobs at nearly every step, and settling them cost)
             return
         self._anchor[jobs] = t
         self._by_cap[jobs] = by_cap
@@ -297,6 +304,8 @@ class AppMasters:
             # (later in the step an attempt only starts, ends or changes rate)
             self._record(t, ask[~fresh[~cap]])
             when[~cap] = self._wake_times(soon, ask)
+        elif len(ask) and self._unstarted_sleep:  # until the first attempt starts
+            when[~cap] = np.where(tb.j_next[ask] == tb.j_off[ask], np.inf, soon)
         elif len(ask):
             when[~cap] = soon
         tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)
