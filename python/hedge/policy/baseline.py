@@ -17,7 +17,7 @@ from numba import njit
 
 from hedge.estimate.runtime import legacy_arrays
 from hedge.model import MAP, REDUCE, Actions, AttemptState, Snapshot
-from hedge.model.batch import ScanBatch, SlotView
+from hedge.model.batch import ScanBatch, SlotView, gate_scratch
 from hedge.policy.base import Policy, register
 from hedge.policy.ranges import ABOVE_0, AT_LEAST_0, SHARE
 from hedge.policy.slot_reports import trajectory_end, trajectory_progress
@@ -182,8 +182,8 @@ class HadoopDefault(Policy):
         """The compiled gates' zeroed scratch per (job, type) cell: mark, running tasks,
         speculating tasks (``_open_cells``)."""
         cells = view.completed.size
-        if self._scratch is None or len(self._scratch[0]) != cells:
-            self._scratch = (np.zeros(cells, np.int8), np.zeros(cells), np.zeros(cells))
+        self._scratch = gate_scratch(self._scratch, (cells, np.int8, 0), (cells, float, 0),
+                                     (cells, float, 0))
         return self._scratch
 
     def needs_scan_from(self, view: SlotView) -> np.ndarray:

@@ -647,6 +647,13 @@ def _aged_left(now, start, p, sent):  # pragma: no cover - compiled
     return (1.0 - p) / (p / (sent - start)) - (now - sent)
 
 
+@njit(cache=True, inline="always")
+def _copy_bar(expected, margin):  # pragma: no cover - compiled
+    """The time left a slot's estimate must exceed for ``Mantri``'s gate to want a copy:
+    its type's completed mean plus ``margin``, less rounding slack (``_scan_rows``')."""
+    return expected + margin - 1e-6 * (1 + abs(expected))
+
+
 @njit(cache=True, error_model="numpy")  # x / 0 as numpy: inf or NaN, never an exception
 def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, start, k, p0,
                  p1, r0, task_type, attempts, completed_mean):  # pragma: no cover - compiled
@@ -670,7 +677,7 @@ def _mantri_gate(now, hw, margin, max_copies, copies_barred, due, job, task, sta
         if copies_barred or not n - 1 < max_copies:
             continue
         expected = completed_mean[j, task_type[task[s]]]
-        if left > expected + margin - 1e-6 * (1 + abs(expected)):
+        if left > _copy_bar(expected, margin):
             want[j + 1] = True
     return want, prunes
 
@@ -734,7 +741,7 @@ def _mantri_wake(now, hw, margin, max_copies, walk, due, job, task, start, k, p0
         if n - 1 < max_copies and not math.isnan(expected):
             copy = at
             if walk:  # the gate's threshold, loosened for rounding
-                lo = expected + margin - 1e-6 * (1 + abs(expected))
+                lo = _copy_bar(expected, margin)
                 lo -= 2e-6 * (1.0 + abs(lo))
                 copy = _copy_report_at(now, hw, lo, start[s], k[s], p0[s], r0[s], w[s], r[s],
                                        W[s], ws[s], tw[s])

@@ -243,7 +243,7 @@ class AppMasters:
         tb = self.tb
         tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
         if not by_cap and self.wake is None and self._unstarted_sleep:
-            jobs = jobs[tb.j_next[jobs] == tb.j_off[jobs]]  # (``settle``: until they start)
+            jobs = jobs[self._unstarted(jobs)]  # (``settle``: until they start)
         elif not by_cap and self.wake is None:
             jobs = jobs[:0]
         if not self.sleeps or not len(jobs):
@@ -256,6 +256,10 @@ class AppMasters:
         self.tb.j_changed[jobs + 1] = False  # changes from here on wake them
         self._fresh[jobs] = True
         self._any_fresh = True
+
+    def _unstarted(self, jobs: np.ndarray) -> np.ndarray:
+        """Per job: none of its originals placed yet, so it has had no attempt at all."""
+        return self.tb.j_next[jobs] == self.tb.j_off[jobs]
 
     def _woken(self, t: float, act: np.ndarray, due: np.ndarray) -> np.ndarray:
         """``due`` and the sleeping jobs that changed in this step before the scan (a task
@@ -305,7 +309,7 @@ class AppMasters:
             self._record(t, ask[~fresh[~cap]])
             when[~cap] = self._wake_times(soon, ask)
         elif len(ask) and self._unstarted_sleep:  # until the first attempt starts
-            when[~cap] = np.where(tb.j_next[ask] == tb.j_off[ask], np.inf, soon)
+            when[~cap] = np.where(self._unstarted(ask), np.inf, soon)
         elif len(ask):
             when[~cap] = soon
         tb.j_next_scan[jobs] = lattice_from(self._anchor[jobs], when, self._ticks, cfg.tick)

@@ -40,7 +40,9 @@ from hedge.sim.slots import Slots
 from hedge.sim.tables import CANCELLED, Tables
 from hedge.sim.waiting_jobs import WaitingJobs
 
-FULL_PASS_JOBS = 512  # Scheduler.full_pass_jobs' default
+# FIFO reads every active job while there are at most this many: then one pass over them
+# costs less than finding its contenders (the same shares either way)
+FULL_PASS_JOBS = 512
 
 
 class Scheduler:
@@ -51,9 +53,6 @@ class Scheduler:
         self.cluster, self.tb, self.slots = cfg, tables, slots
         self.node_perm = node_perm  # the seeded tie-break order of nodes
         self.waiting_jobs = WaitingJobs(tables)  # the engine notes arrivals and completions
-        # FIFO reads every active job while there are at most this many: then one pass over
-        # them costs less than finding the contenders (the same shares either way)
-        self.full_pass_jobs = FULL_PASS_JOBS
         # copies each job may still place at this step (index: job; zero between steps)
         self._allowance = np.zeros(len(tables.j_off), dtype=np.int64)
 
@@ -90,7 +89,7 @@ class Scheduler:
         want ``free`` slots or more (the jobs after them get nothing), and every job with a
         copy waiting or slots reserved (a reservation counts against every share)."""
         tb = self.tb
-        if self.cluster.scheduler != "fifo" or len(tb.active) <= self.full_pass_jobs:
+        if self.cluster.scheduler != "fifo" or len(tb.active) <= FULL_PASS_JOBS:
             return tb.active
         jobs = np.asarray(self.waiting_jobs.first(free) + list(tb.j_reserving), dtype=np.int64)
         if tb.queue:
