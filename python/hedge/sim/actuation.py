@@ -88,13 +88,13 @@ class Actuator:
         tb.a_state[aid] = KILLED
         self.slots.release(mask)
         wanted = set(attempt_ids.tolist())
-        cancelled = [c for c in tb.queue if c in wanted and tb.t_job[tb.a_task[c]] == j]
+        cancelled = {c for c in tb.queue.of_job(j) if c in wanted}
+        tb.queue.drop(j, cancelled)
         for c in cancelled:
-            tb.queue.remove(c)
             tb.cancel(c)
         tb.j_changed[j + 1] = True
         # a task left with no attempt at all is relaunched (as Hadoop reschedules it)
-        queued = {int(tb.a_task[c]) for c in tb.queue}
+        queued = {int(tb.a_task[c]) for c in tb.queue.of_job(j)}
         running = set(live.task.tolist())
         for task in tasks.tolist():
             if not tb.t_done[task] and task not in running and task not in queued \

@@ -150,13 +150,12 @@ class AppMasters:
         rows = rows[np.argsort(live.job[rows], kind="stable")]
         cut = np.append(np.searchsorted(live.job[rows], due), len(rows)).tolist()
         columns = self._running_columns_at(t, rows)
-        queued = self._queued_by_job()
         cluster = self._cluster_facts(t)
         for i, j in enumerate(due.tolist()):
             if tb.j_left[j] == 0:
                 continue
             part = slice(cut[i], cut[i + 1])
-            snapshot = self._job_snapshot(t, j, columns, part, queued.get(j), cluster)
+            snapshot = self._job_snapshot(t, j, columns, part, cluster)
             policy = self.policies.get(j)
             if policy is None:
                 policy = self.policies[j] = self.make_policy(tb.j_ids[j])
@@ -231,11 +230,7 @@ class AppMasters:
             (tb.j_nmaps[due] + tb.j_nred[due]).astype(np.float64),
             settings.minimum_allowed_tasks, settings.cap_total_tasks,
             settings.cap_running_tasks, self._room_scratch)
-        if tb.queue:
-            queued = np.asarray(tb.queue, dtype=np.int64)
-            waiting = tb.t_job[tb.a_task[queued[tb.a_copy[queued]]]]
-            keep |= np.isin(due, waiting)
-        return keep
+        return keep | (tb.queue.copies_per_job[due] > 0)
 
     def _skip(self, t: float, jobs: np.ndarray, by_cap: bool) -> None:
         """A gate skipped these due jobs: their next scan instant, and they sleep (``settle``
@@ -481,31 +476,18 @@ class AppMasters:
             "speculative": tb.a_copy[aid],
         }
 
-    def _queued_by_job(self) -> dict[int, np.ndarray]:
-        """The queued copies and relaunches of each job, in queue order. Taken once per scan
-        instant: a job's actuation queues or cancels only that job's attempts."""
-        tb = self.tb
-        if not tb.queue:
-            return {}
-        queued = np.asarray(tb.queue, dtype=np.int64)
-        job = tb.t_job[tb.a_task[queued]]
-        order = np.argsort(job, kind="stable")
-        queued, job = queued[order], job[order]
-        cut = np.flatnonzero(np.diff(job)) + 1
-        return dict(zip(job[np.append(0, cut)].tolist(), np.split(queued, cut), strict=True))
-
-    def _waiting_columns(self, j: int, off: int, copies: np.ndarray | None,
-                         ) -> dict[str, np.ndarray] | None:
+    def _waiting_columns(self, j: int, off: int) -> dict[str, np.ndarray] | None:
         """Job ``j``'s waiting original tasks then queued copies as ``AttemptTable`` columns
         (None when nothing waits)."""
         tb = self.tb
         first, end = tb.j_next[j], tb.j_end[j]
-        if first >= end and copies is None:  # every original launched, no copy queued
+        copies = tb.queue.of_job(j)
+        if first >= end and not copies:  # every original launched, no copy queued
             return None
         wait = np.arange(first, end)
         wait = wait[~tb.t_done[wait]]
-        if copies is not None:
-            wait = np.concatenate([wait, copies])
+        if copies:
+            wait = np.concatenate([wait, np.asarray(copies, dtype=np.int64)])
         nw = len(wait)
         if not nw:
             return None
@@ -535,17 +517,16 @@ class AppMasters:
                   ) -> Snapshot:
         """Job ``j``'s snapshot on its own: its running attempts (these slots' rows, ``view``
         their ``_reports``), then its waiting original tasks and queued copies."""
-        queued = self._queued_by_job().get(j)
         return self._job_snapshot(t, j, self._running_columns(rows, view), slice(None),
-                                  queued, cluster)
+                                  cluster)
 
     def _job_snapshot(self, t: float, j: int, columns: dict[str, np.ndarray], part: slice,
-                      copies: np.ndarray | None, cluster: ClusterFacts) -> Snapshot:
+                      cluster: ClusterFacts) -> Snapshot:
         """Job ``j``'s snapshot: its running attempts (rows ``part`` of ``columns``), then
-        its waiting original tasks and queued copies (``copies``)."""
+        its waiting original tasks and queued copies."""
         tb = self.tb
         off = int(tb.j_off[j])
-        waiting = self._waiting_columns(j, off, copies)
+        waiting = self._waiting_columns(j, off)
         if waiting is None:
             table = {name: column[part] for name, column in columns.items()}
         else:

@@ -326,6 +326,7 @@ class Simulator:
         else:
             uniq, win_rows, win_end = live.task[rows], rows, ends
         tb.t_winner[uniq] = live.aid[win_rows]
+        tb.queue.note_ended(uniq)
         if self.compiled:
             self._complete_compiled(t, uniq, win_rows, win_end)
             return

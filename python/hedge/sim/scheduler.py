@@ -37,7 +37,7 @@ import numpy as np
 
 from hedge.sim.cluster import ClusterConfig
 from hedge.sim.slots import Slots
-from hedge.sim.tables import CANCELLED, Tables
+from hedge.sim.tables import CANCELLED, Tables, unique
 from hedge.sim.waiting_jobs import WaitingJobs
 
 # FIFO reads every active job while there are at most this many: then one pass over them
@@ -63,13 +63,14 @@ class Scheduler:
         free = self.slots.free_slots()
         if not free or not (tb.queue or tb.waiting):
             return
+        self._cancel_ended()
         act = self._contenders(free)
-        copies = self._queued_per_job(act)
+        copies = tb.queue.per_job[act]
         take = self._shares(act, tb.j_end[act] - tb.j_next[act] + copies, free)
         allowance[act] = np.maximum(take - self._schedule_originals(t, act, take), 0) \
             + np.minimum(tb.j_reserved[act], copies)
         if tb.queue:
-            self._schedule_copies(t, allowance)
+            self._schedule_copies(t, act[allowance[act] > 0], allowance)
         allowance[act] = 0
         free = self.slots.free_slots()
         if not free or not (tb.queue or tb.waiting):
@@ -78,29 +79,35 @@ class Scheduler:
         self._schedule_originals(t, act, self._shares(act, tb.j_end[act] - tb.j_next[act],
                                                       free))
         if tb.queue and self.slots.free_slots():
-            queued = self._queued_jobs()
+            queued = tb.queue.jobs()
             allowance[queued] = self.cluster.total_slots
-            self._schedule_copies(t, allowance)
+            self._schedule_copies(t, queued, allowance)
             allowance[queued] = 0
+
+    def _cancel_ended(self) -> None:
+        """Queued copies and relaunches of tasks that ended will not run."""
+        tb = self.tb
+        for aid in tb.queue.drop_ended():
+            tb.cancel(aid)
+            tb.j_changed[tb.t_job[tb.a_task[aid]] + 1] = True
 
     def _contenders(self, free: int) -> np.ndarray:
         """The active jobs whose share of ``free`` slots could be more than none, ascending:
         every one under Fair; under FIFO the first with originals waiting, until those
-        want ``free`` slots or more (the jobs after them get nothing), and every job with a
-        copy waiting or slots reserved (a reservation counts against every share)."""
+        want ``free`` slots or more, and every job with slots reserved (a reservation
+        counts against every share) or with a copy waiting, of those before the last of
+        the first (the jobs after them get nothing)."""
         tb = self.tb
         if self.cluster.scheduler != "fifo" or len(tb.active) <= FULL_PASS_JOBS:
             return tb.active
-        jobs = np.asarray(self.waiting_jobs.first(free) + list(tb.j_reserving), dtype=np.int64)
-        if tb.queue:
-            jobs = np.concatenate([jobs, self._queued_jobs()])
-        jobs = np.unique(jobs)
+        first = self.waiting_jobs.first(free)
+        if first and int((tb.j_end[first] - tb.j_next[first]).sum()) >= free:
+            queued = np.asarray(tb.queue.jobs_before(first[-1]), dtype=np.int64)
+        else:
+            queued = tb.queue.jobs()
+        jobs = unique(np.concatenate([np.asarray(first + list(tb.j_reserving),
+                                                 dtype=np.int64), queued]))
         return jobs[tb.j_left[jobs] > 0]
-
-    def _queued_jobs(self) -> np.ndarray:
-        """The jobs of the queued copies and relaunches (repeated as queued)."""
-        tb = self.tb
-        return tb.t_job[tb.a_task[np.asarray(tb.queue, dtype=np.int64)]]
 
     def _shares(self, act: np.ndarray, demand: np.ndarray, free: int) -> np.ndarray:
         """Slots per active job for ``demand``: ``free`` less the slots reserved for copies,
@@ -111,25 +118,6 @@ class Scheduler:
         if self.cluster.scheduler == "fifo":
             return self._fifo(demand, budget)
         return self._fair(act, demand, budget)
-
-    def _queued_per_job(self, act: np.ndarray) -> np.ndarray:
-        """Queued copies and relaunches per active job, those of finished tasks dropped."""
-        tb = self.tb
-        if not tb.queue:
-            return np.zeros(len(act), dtype=np.int64)
-        queue = np.asarray(tb.queue, dtype=np.int64)
-        task = tb.a_task[queue]
-        done = tb.t_done[task]
-        for aid in queue[done].tolist():
-            tb.cancel(aid)
-            tb.j_changed[tb.t_job[tb.a_task[aid]] + 1] = True
-        if done.any():
-            tb.queue = queue[~done].tolist()
-        jobs = tb.t_job[task[~done]]
-        pos = np.searchsorted(act, jobs)
-        held = pos < len(act)
-        held[held] = act[pos[held]] == jobs[held]
-        return np.bincount(pos[held], minlength=len(act))
 
     def _schedule_originals(self, t: float, act: np.ndarray, take: np.ndarray) -> np.ndarray:
         """The active jobs' next original tasks, up to ``take`` of each, get free slots;
@@ -225,21 +213,19 @@ class Scheduler:
             out[rest] = self._free_slot_order(len(rest))
         return out
 
-    def _schedule_copies(self, t: float, allowance: np.ndarray) -> int:
-        """Place waiting copies in request order, at most ``allowance`` per job (index: job;
-        used up as they are placed); returns how many slots they took."""
+    def _schedule_copies(self, t: float, jobs: np.ndarray, allowance: np.ndarray) -> int:
+        """Place waiting copies of ``jobs`` in request order, at most ``allowance`` per job
+        (index: job; used up as they are placed); returns how many slots they took."""
         cfg, tb, slots = self.cluster, self.tb, self.slots
         busy_n, slot_busy = slots.busy_n, slots.slot_busy
-        placed_aid, placed_slot, placed_at = [], [], []
+        placed_aid, placed_slot = [], []
         apart = cfg.copies == "apart"  # else a stock AM's placement (ClusterConfig.copies)
-        queue = np.asarray(tb.queue, dtype=np.int64)
-        # a copy past its job's share stays queued, and so does a clone of a task still
-        # waiting (neither changes while copies are placed): only the others are walked,
-        # for a queue of many clones (dolly on an all-at-once arrival) made each step cost
-        # a Python pass over all of them
+        queue = tb.queue.in_order(jobs)
+        # a clone of a task still waiting stays queued (that does not change while copies
+        # are placed): only the others are walked, for a queue of many clones (dolly on an
+        # all-at-once arrival) made each step cost a Python pass over all of them
         tasks = tb.a_task[queue]
-        clone = tb.a_copy[queue] & (tb.t_launched[tasks] == 0)
-        ready = (allowance[tb.t_job[tasks]] > 0) & ~clone
+        ready = ~(tb.a_copy[queue] & (tb.t_launched[tasks] == 0))
         for at in np.flatnonzero(ready).tolist():
             aid = int(queue[at])
             task = int(tasks[at])
@@ -275,13 +261,12 @@ class Scheduler:
             allowance[job] -= 1
             placed_aid.append(aid)
             placed_slot.append(slot)
-            placed_at.append(at)
         if not placed_aid:
             return 0
-        kept = np.ones(len(queue), dtype=bool)
-        kept[placed_at] = False
-        tb.queue = queue[kept].tolist()
         aid = np.asarray(placed_aid, dtype=np.int64)
+        placed_jobs = tb.t_job[tb.a_task[aid]]
+        for job in unique(placed_jobs).tolist():
+            tb.queue.drop(job, set(aid[placed_jobs == job].tolist()))
         placed = np.asarray(placed_slot, dtype=np.int64)
         # launch re-marks the slots busy; undo the provisional marks first
         slot_busy[placed] = False

@@ -7,7 +7,7 @@ slots (never done); some job columns are indexed ``job + 1`` (0: an empty slot).
 
 The attempt pool holds every attempt ever requested: originals at index == task, copies and
 relaunches appended (``request``), each in one of the states below. Waiting copies and
-relaunches queue in ``queue`` in request order until the scheduler places them.
+relaunches queue in ``queue`` (``hedge.sim.copy_queue``) until the scheduler places them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from hedge.model import MAP, REDUCE
 from hedge.sim.cluster import ClusterConfig
+from hedge.sim.copy_queue import CopyQueue
 from hedge.traces.workload import Workload
 
 # pool states of an attempt record
@@ -65,7 +66,7 @@ class Tables:
         self.a_prefer = np.full(cap, -1, dtype=np.int64)
         self.a_frac0 = np.zeros(cap)
         self.n_attempts = n
-        self.queue: list[int] = []  # waiting copies / relaunches, in request order
+        self.queue = CopyQueue(self)  # waiting copies / relaunches, per job
 
         self.active = np.empty(0, dtype=np.int64)
         self.waiting = 0
@@ -175,7 +176,7 @@ class Tables:
         self.n_attempts += k
         self.t_att[task] += k
         self.j_changed[self.t_job[task] + 1] = True
-        self.queue.extend(ids.tolist())
+        self.queue.push(task, ids, copy)
 
     def cancel(self, aid: int) -> None:
         """A queued attempt will not run (its task is done, or it was killed while waiting);
