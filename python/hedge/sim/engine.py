@@ -359,7 +359,7 @@ class Simulator:
             finished = unique(finished)
             tb.waiting -= int((tb.j_end[finished] - tb.j_next[finished]).sum())
             tb.j_finish[finished] = tb.j_last[finished]
-            tb.active = tb.active[tb.j_left[tb.active] > 0]
+            tb.retire(finished)
             tb.jobs_left -= len(finished)
         woken = jobs[tb.j_wake[jobs]]
         tb.j_next_scan[woken] = np.minimum(tb.j_next_scan[woken], t)
@@ -385,7 +385,8 @@ class Simulator:
         if phased:  # jobs whose reduces became runnable
             self.scheduler.waiting_jobs.note(tb.t_job[uniq])
         if finished:
-            tb.active = tb.active[tb.j_left[tb.active] > 0]
+            jobs = unique(tb.t_job[uniq])
+            tb.retire(jobs[tb.j_left[jobs] == 0])
             tb.jobs_left -= finished
 
     # ------------------------------------------------------------------ step 2: arrivals

@@ -178,6 +178,12 @@ class Tables:
         self.j_changed[self.t_job[task] + 1] = True
         self.queue.push(task, ids, copy)
 
+    def retire(self, finished: np.ndarray) -> None:
+        """These active jobs (ascending) finished: they leave ``active``. (Found by their
+        place, not by reading every active job: with every job arriving at once, tens of
+        thousands are active.)"""
+        self.active = np.delete(self.active, np.searchsorted(self.active, finished))
+
     def cancel(self, aid: int) -> None:
         """A queued attempt will not run (its task is done, or it was killed while waiting);
         the caller takes it off ``queue``."""
