@@ -173,7 +173,8 @@ class Late(Policy):
         """``needs_scan_slots`` were a slot free (``_late_gate``)."""
         n_cells, n_slots = 2 * len(view.n_tasks), len(view.job)
         self._scratch = gate_scratch(self._scratch, (n_cells, np.bool_, False),
-                                     (n_slots, float, 0.0), (n_slots, np.int64, 0))
+                                     (n_cells, np.int64, -1), (n_slots, float, 0.0),
+                                     (n_slots, np.int64, 0))
         return _late_gate(view.now, view.hw, self.slow_task_threshold, self.min_elapsed,
                           view.due, view.job, view.task, view.start, view.k, view.p0,
                           view.p1, view.r0, view.task_type, view.task_attempts,
@@ -523,17 +524,18 @@ def _cell(job, task, task_type, s):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, task_type,
-               attempts, mark, rate, rows):  # pragma: no cover - compiled
+               attempts, mark, group, rate, rows):  # pragma: no cover - compiled
     """``Late.needs_scan`` per due job (without its free-slot test, made by the caller).
 
     Pass 1, per busy slot of a due job: the AM's report (``k`` once received, else
     ``k - 1``, as ``SlotView.to_batch``), its rate ``p / (sent - start)`` (unrated while
     ``p <= 0``), and a mark on its cell (``2 job + type``) when the slot could be copied
     (its task's only attempt, ``min_elapsed`` old). Pass 2: the rated slots of marked
-    cells, sorted by cell then rate (stable, as ``np.lexsort``). Pass 3, per cell: the
-    ``q`` quantile by ``np.quantile``'s linear rule; a copyable slot below it (plus
-    slack) in a cell of two or more wants its job. After pass 1 only the rated slots are
-    read (``rows``: scratch, one per slot). ``mark`` is left all False."""
+    cells, grouped by cell. Pass 3, per cell: the ``q`` quantile by ``np.quantile``'s
+    linear rule, from the two order statistics it reads (found by partition: a sort of
+    thousands of slots cost most of a call); a copyable slot below it (plus slack) in a
+    cell of two or more wants its job. After pass 1 only the rated slots are read
+    (``rows``: scratch, one per slot). ``mark`` is left all False, ``group`` all -1."""
     want = np.zeros(len(due), np.bool_)
     count = 0
     for s in range(len(job)):
@@ -551,45 +553,52 @@ def _late_gate(now, hw, q, min_elapsed, due, job, task, start, k, p0, p1, r0, ta
         count += 1
         if attempts[task[s]] == 1 and now - start[s] >= min_elapsed - 1e-9:
             mark[_cell(job, task, task_type, s)] = True
-    if count < 2:
-        for i in range(count):
-            mark[_cell(job, task, task_type, rows[i])] = False
-        return want
-    m = 0  # the rated slots of marked cells, ascending (every marked cell has one)
+    cells = np.empty(count, np.int64)  # per group: its cell
+    size = np.zeros(count + 1, np.int64)  # per group: its rated slots (then its end)
+    n_groups = 0
     for i in range(count):
-        if mark[_cell(job, task, task_type, rows[i])]:
-            rows[m] = rows[i]
-            m += 1
-    kept = rows[:m]
-    by_rate = kept[np.argsort(rate[kept], kind="mergesort")]
-    cells = np.empty(m, np.int64)
-    for i in range(m):
-        cells[i] = _cell(job, task, task_type, by_rate[i])
-    order = by_rate[np.argsort(cells, kind="mergesort")]
-    i = 0
-    while i < m:
-        c = _cell(job, task, task_type, order[i])
-        e = i
-        while e < m and _cell(job, task, task_type, order[e]) == c:
-            e += 1
-        size = e - i
-        if size >= 2:
-            h = (size - 1) * q
-            lo = math.floor(h)
-            frac = h - lo
-            up = min(lo + 1, size - 1)
-            v_lo, v_up = rate[order[i + lo]], rate[order[i + up]]
-            cut = v_lo + frac * (v_up - v_lo)
-            # on a sorted value the cut is exact (``_below_quantile``); between two, rounding
-            slack = 0.0 if frac == 0.0 else 1e-9 * (1 + abs(cut))
-            for x in range(i, e):
-                s = order[x]
-                if rate[s] < cut + slack and attempts[task[s]] == 1 \
-                        and now - start[s] >= min_elapsed - 1e-9:
-                    want[job[s] + 1] = True
-        i = e
-    for i in range(m):
+        c = _cell(job, task, task_type, rows[i])
+        if not mark[c]:
+            continue
+        if group[c] < 0:
+            group[c] = n_groups
+            cells[n_groups] = c
+            n_groups += 1
+        size[group[c] + 1] += 1
+    ends = np.cumsum(size[:n_groups + 1])
+    order = np.empty(ends[n_groups], np.int64)  # the rated slots of marked cells, by cell
+    fill = ends[:n_groups].copy()
+    for i in range(count):
+        c = _cell(job, task, task_type, rows[i])
+        if mark[c]:
+            order[fill[group[c]]] = rows[i]
+            fill[group[c]] += 1
+    for g in range(n_groups):
+        i, e = ends[g], ends[g + 1]
+        n = e - i
+        if n < 2:
+            continue
+        h = (n - 1) * q
+        lo = math.floor(h)
+        frac = h - lo
+        values = np.empty(n)
+        for x in range(n):
+            values[x] = rate[order[i + x]]
+        values = np.partition(values, lo)
+        v_lo = values[lo]
+        v_up = values[lo + 1:].min() if lo + 1 < n else v_lo
+        cut = v_lo + frac * (v_up - v_lo)
+        # on a sorted value the cut is exact (``_below_quantile``); between two, rounding
+        slack = 0.0 if frac == 0.0 else 1e-9 * (1 + abs(cut))
+        for x in range(i, e):
+            s = order[x]
+            if rate[s] < cut + slack and attempts[task[s]] == 1 \
+                    and now - start[s] >= min_elapsed - 1e-9:
+                want[job[s] + 1] = True
+    for i in range(count):
         mark[_cell(job, task, task_type, rows[i])] = False
+    for g in range(n_groups):
+        group[cells[g]] = -1
     return want
 
 
