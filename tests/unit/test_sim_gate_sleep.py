@@ -40,11 +40,11 @@ class SleepAudit:
     def wrap(self, scan):
         audit = self
 
-        def audited(am: AppMasters, t: float) -> None:
+        def audited(am: AppMasters, t: float, *rest) -> None:
             if am.sleeps:
                 for j in audit.asleep(am, t).tolist():
                     (audit.caps if am._by_cap[j] else audit.own).check(am, t, j)
-            scan(am, t)
+            scan(am, t, *rest)
 
         return audited
 
@@ -144,3 +144,34 @@ def test_sleeping_jobs_cost_no_visits_where_nothing_could_change(monkeypatch):
     none = _steps(monkeypatch, "none")
     for policy in ("hadoop", "spark"):  # oracle's gate passes jobs its decide then leaves
         assert _steps(monkeypatch, policy) <= 1.3 * none, policy
+
+
+@pytest.mark.parametrize("policy", ["hadoop", "late", "mantri", "score", "spark", "hedge-auto",
+                                    "window"])
+def test_the_jobs_due_among_the_touched_are_those_a_pass_over_every_active_job_finds(
+        policy, monkeypatch):
+    """The engine hands ``scan`` the jobs touched since the last scan (tasks completed,
+    arrived) and whether no other job's scan instant can be due yet; the due jobs and the
+    woken sleepers found from those must be the ones a pass over every active job finds
+    (at every step of the golden runs, the loop visiting every tick in the second pass, so
+    the shortcut is taken between scan instants)."""
+    plain = AppMasters.scan
+    shortcuts = []
+
+    def checked(am: AppMasters, t: float, touched: np.ndarray, only_touched: bool) -> None:
+        tb, act = am.tb, am.tb.active
+        among = touched if only_touched else act
+        due = among[tb.j_next_scan[among] <= t + EPS]
+        full = act[tb.j_next_scan[act] <= t + EPS]
+        if am.sleeps:
+            due, full = am._woken(t, touched, due), am._woken(t, act, full)
+        assert np.array_equal(due, full), f"t={t}"
+        shortcuts.append(only_touched and len(act) > len(touched))
+        plain(am, t, touched, only_touched)
+
+    monkeypatch.setattr(AppMasters, "scan", checked)
+    for i in range(len(RUNS)):
+        run(policy, i)
+    _every_tick(monkeypatch)
+    run(policy, 2)
+    assert sum(shortcuts) > 100

@@ -113,15 +113,23 @@ class AppMasters:
         self._any_fresh = False
         self._all_recorded = -np.inf  # every slot's reports were recorded at this time
 
-    def scan(self, t: float) -> None:
-        """Scan every active job whose scan is due at ``t``."""
+    def scan(self, t: float, touched: np.ndarray, only_touched: bool) -> None:
+        """Scan every active job whose scan is due at ``t``.
+
+        ``touched``: the active jobs whose tasks completed or that arrived since the last
+        scan, ascending: the only jobs that can have changed while asleep (the engine
+        marks nothing else changed between two steps, and ``settle`` cleared the rest).
+        ``only_touched``: no other job's scan instant is due yet (the engine's earliest
+        at the end of the last step is after ``t``). Both spare a pass over every active
+        job, which with every job arriving at once are tens of thousands."""
         tb = self.tb
         act = tb.active
         if not len(act):
             return
-        due = act[tb.j_next_scan[act] <= t + EPS]
+        among = touched if only_touched else act
+        due = among[tb.j_next_scan[among] <= t + EPS]
         if self.sleeps:
-            due = self._woken(t, act, due)
+            due = self._woken(t, touched, due)
             self._anchor[due] = np.nan
         if not len(due):
             return
@@ -256,11 +264,12 @@ class AppMasters:
         """Per job: none of its originals placed yet, so it has had no attempt at all."""
         return self.tb.j_next[jobs] == self.tb.j_off[jobs]
 
-    def _woken(self, t: float, act: np.ndarray, due: np.ndarray) -> np.ndarray:
+    def _woken(self, t: float, touched: np.ndarray, due: np.ndarray) -> np.ndarray:
         """``due`` and the sleeping jobs that changed in this step before the scan (a task
-        completed) and have a scan instant at ``t``: their gate may answer otherwise now."""
+        completed: among ``touched``) and have a scan instant at ``t``: their gate may
+        answer otherwise now."""
         tb = self.tb
-        asleep = act[tb.j_changed[act + 1]]
+        asleep = touched[tb.j_changed[touched + 1]]
         if not len(asleep):
             return due
         asleep = asleep[~np.isnan(self._anchor[asleep]) & (tb.j_next_scan[asleep] > t + EPS)]

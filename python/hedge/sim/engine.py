@@ -179,6 +179,12 @@ class Simulator:
         self._bl_i = 0
         self.latency = Latency(latency_sampler(cfg.latency), cfg.hw, self.seed)
         self._arrived = 0
+        # the jobs whose scan instant or sleep may have moved since the last scan (their
+        # tasks completed, or they arrived: nothing else acts between two steps), and the
+        # earliest scan instant of the active jobs at the end of the last step: before it
+        # only those jobs can be due (``AppMasters.scan``)
+        self._touched: list[np.ndarray] = []
+        self._scan_floor = -math.inf
         self._arrival_grid = np.ceil(tb.j_arrival / cfg.tick - EPS) * cfg.tick + 0.0
         compiled = self.compiled
         draws = CopyDraws(tb, wl, cfg, self.seed, self._clairvoyant, self._told)
@@ -226,7 +232,7 @@ class Simulator:
                 slots.degr = self.degradation.slowdown_at(t, cfg.nodes)
                 slots.rates_dirty = True
             if self._observing:
-                self.am.scan(t)
+                self.am.scan(t, self._touched_jobs(), t + EPS < self._scan_floor)
             self.scheduler.schedule(t)
             if self._lazy and slots.rates_dirty:
                 self._rates_after_reports(t)
@@ -241,6 +247,14 @@ class Simulator:
         bar.close()
         return self._result(time.perf_counter() - began)
 
+    def _touched_jobs(self) -> np.ndarray:
+        """The active jobs touched since the last scan (``_touched``), ascending; forgets them."""
+        tb = self.tables
+        jobs = unique(np.concatenate(self._touched)) if self._touched else \
+            np.empty(0, dtype=np.int64)
+        self._touched = []
+        return jobs[tb.j_left[jobs] > 0]
+
     def _next_time(self, t: float) -> float:
         tick = self.cluster.tick
         tb = self.tables
@@ -250,8 +264,10 @@ class Simulator:
             candidates.append(end)
         if self._arrived < len(self._arrival_grid):
             candidates.append(self._arrival_grid[self._arrived])
+        self._scan_floor = math.inf
         if self._observing and len(tb.active):
-            candidates.append(tb.j_next_scan[tb.active].min())
+            self._scan_floor = kernels.earliest(tb.j_next_scan, tb.active)
+            candidates.append(self._scan_floor)
         if self._bound_i < len(self._bounds):
             candidates.append(self._bounds[self._bound_i])
         if self._bl_i < len(self._bl_bounds):
@@ -327,6 +343,8 @@ class Simulator:
             uniq, win_rows, win_end = live.task[rows], rows, ends
         tb.t_winner[uniq] = live.aid[win_rows]
         tb.queue.note_ended(uniq)
+        if self._observing:
+            self._touched.append(tb.t_job[uniq])
         if self.compiled:
             self._complete_compiled(t, uniq, win_rows, win_end)
             return
@@ -405,6 +423,8 @@ class Simulator:
         tb.waiting += int((tb.j_end[new] - tb.j_next[new]).sum())
         self.scheduler.waiting_jobs.note(new)
         tb.j_next_scan[new] = t
+        if self._observing:
+            self._touched.append(new)
 
     # ------------------------------------------------------------------ result
     def _result(self, wall: float) -> SimResult:

@@ -348,6 +348,16 @@ def slot_free_at(t: float, tick: float, hw: float, start: np.ndarray, k: np.ndar
 
 
 @njit(cache=True)
+def earliest(values: np.ndarray, at: np.ndarray) -> float:
+    """``values[at].min()`` (inf when ``at`` is empty) without the gathered copy."""
+    least = np.inf
+    for i in at:
+        if values[i] < least:
+            least = values[i]
+    return least
+
+
+@njit(cache=True)
 def settling(active: np.ndarray, anchor: np.ndarray, rated: np.ndarray, changed: np.ndarray,
              fresh: np.ndarray, any_fresh: bool, by_cap: np.ndarray,
              ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
