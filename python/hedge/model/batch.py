@@ -191,7 +191,7 @@ def gate_scratch(kept: tuple[np.ndarray, ...] | None,
     """A compiled gate's scratch arrays, kept between its calls: ``kept`` while its arrays
     have the sizes ``specs`` ask for (size, dtype, fill value), else new ones so filled. The
     gate leaves them as it found them."""
-    if kept is not None and tuple(len(a) for a in kept) == tuple(n for n, _, _ in specs):
+    if kept is not None and all(len(a) == spec[0] for a, spec in zip(kept, specs, strict=True)):
         return kept
     return tuple(np.full(n, fill, dtype) for n, dtype, fill in specs)
 
