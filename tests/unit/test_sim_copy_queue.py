@@ -4,7 +4,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from hedge.sim.cluster import ClusterConfig
 from hedge.sim.copy_queue import CopyQueue
+from hedge.sim.engine import Simulator
+from hedge.traces.synthetic import default_workload
 
 # tasks 0-2 belong to job 0, tasks 3-4 to job 1, task 5 to job 2
 T_JOB = np.array([0, 0, 0, 1, 1, 2])
@@ -69,3 +72,23 @@ def test_the_jobs_before_one_are_those_with_attempts_queued_now():
     tables.a_task[12] = 0
     queue.push(0, np.array([12]), copy=True)  # job 0 queues again
     assert queue.jobs_before(9) == [0, 1] and queue.jobs_before(0) == []
+
+
+def test_fifo_contends_the_jobs_with_copies_queued_before_the_last_first_waiting_job(
+        monkeypatch):
+    """FIFO's contenders: the first jobs with originals waiting until they want every free
+    slot, and of the jobs with copies queued those before the last of them (a job after
+    gets nothing); every such job while the first do not want every free slot."""
+    monkeypatch.setattr("hedge.sim.scheduler.FULL_PASS_JOBS", 0)
+    sim = Simulator(default_workload(0, n_jobs=6), ClusterConfig(nodes=4, slots=2), "none")
+    sim._setup()
+    tb, scheduler = sim.tables, sim.scheduler
+    tb.active = np.arange(6)
+    tb.j_next[1] = tb.j_end[1]  # job 1 placed every original
+    scheduler.waiting_jobs.note(tb.active)
+    tb.request(int(tb.j_off[1]), 1, copy=True)
+    tb.request(int(tb.j_off[4]), 1, copy=True)
+    first_wants = int(tb.j_end[0] - tb.j_next[0])
+    assert scheduler._contenders(first_wants + 1).tolist() == [0, 1, 2]
+    assert scheduler._contenders(first_wants).tolist() == [0]
+    assert scheduler._contenders(10**6).tolist() == [0, 1, 2, 3, 4, 5]
