@@ -93,10 +93,11 @@ class Scheduler:
 
     def _contenders(self, free: int) -> np.ndarray:
         """The active jobs whose share of ``free`` slots could be more than none, ascending:
-        every one under Fair; under FIFO the first with originals waiting, until those
-        want ``free`` slots or more, and every job with slots reserved (a reservation
-        counts against every share) or with a copy waiting, of those before the last of
-        the first (the jobs after them get nothing)."""
+        every one under Fair. Under FIFO: the first jobs with originals waiting, until
+        those want ``free`` slots or more; every job with slots reserved (a reservation
+        counts against every share); and the jobs with a copy waiting, those before the
+        last of the first when the first want every free slot (a job after them gets
+        nothing), else all of them."""
         tb = self.tb
         if self.cluster.scheduler != "fifo" or len(tb.active) <= FULL_PASS_JOBS:
             return tb.active
