@@ -82,6 +82,9 @@ from hedge.sim.tables import DONE, Tables, unique
 from hedge.sim.tables import KILLED as A_KILLED
 from hedge.traces.workload import Workload
 
+_NO_JOBS = np.empty(0, dtype=np.int64)  # shared by every run, so read-only
+_NO_JOBS.setflags(write=False)
+
 __all__ = ["EPS", "Simulator", "simulate"]
 
 
@@ -249,11 +252,11 @@ class Simulator:
 
     def _touched_jobs(self) -> np.ndarray:
         """The active jobs touched since the last scan (``_touched``), ascending; forgets them."""
-        tb = self.tables
-        jobs = unique(np.concatenate(self._touched)) if self._touched else \
-            np.empty(0, dtype=np.int64)
+        if not self._touched:  # (most steps of a trace day: a scan instant, no completion)
+            return _NO_JOBS
+        jobs = unique(np.concatenate(self._touched))
         self._touched = []
-        return jobs[tb.j_left[jobs] > 0]
+        return jobs[self.tables.j_left[jobs] > 0]
 
     def _next_time(self, t: float) -> float:
         tick = self.cluster.tick
