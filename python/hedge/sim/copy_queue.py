@@ -14,12 +14,13 @@ their originals) cost a pass over the whole queue per step (issue 21).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Collection
 from itertools import chain
 from typing import Protocol
 
 import numpy as np
+
+from hedge.sim.job_heap import JobHeap
 
 
 class Columns(Protocol):
@@ -43,10 +44,9 @@ class CopyQueue:
         self.copies_per_job = np.zeros(n_jobs, dtype=np.int64)  # of them, copies
         self._per_task = np.zeros(n_tasks, dtype=np.int64)  # queued attempts per task
         self._ended: list[np.ndarray] = []  # tasks that ended with attempts queued
-        # jobs that had attempts queued since they were last read (a min-heap: the
-        # scheduler wants the first of them; a job whose part is empty is dropped when read)
-        self._heap: list[int] = []
-        self._in_heap = np.zeros(n_jobs, dtype=bool)
+        # jobs that had attempts queued since they were last read (the scheduler wants
+        # the first of them; a job whose part is empty is dropped when read)
+        self._jobs = JobHeap(n_jobs)
         self.size = 0
 
     def __len__(self) -> int:
@@ -55,9 +55,7 @@ class CopyQueue:
     def push(self, task: int, ids: np.ndarray, copy: bool) -> None:
         """New attempts ``ids`` of ``task`` (the newest ids) join the queue."""
         job = int(self.tb.t_job[task])
-        if not self._in_heap[job]:
-            heapq.heappush(self._heap, job)
-            self._in_heap[job] = True
+        self._jobs.add(job)
         self._ids.setdefault(job, []).extend(ids.tolist())
         self.per_job[job] += len(ids)
         self.copies_per_job[job] += len(ids) if copy else 0
@@ -74,16 +72,7 @@ class CopyQueue:
 
     def jobs_before(self, job: int) -> list[int]:
         """The jobs before ``job`` with attempts queued, ascending."""
-        heap, found = self._heap, []
-        while heap and heap[0] < job:
-            j = heapq.heappop(heap)
-            if j in self._ids:
-                found.append(j)
-            else:
-                self._in_heap[j] = False
-        for j in found:
-            heapq.heappush(heap, j)
-        return found
+        return self._jobs.first(lambda j: j in self._ids, stop=lambda j: j >= job)
 
     def in_order(self, jobs: np.ndarray) -> np.ndarray:
         """The queued attempt ids of ``jobs``, in request order."""

@@ -14,10 +14,9 @@ jobs by arrival); a job found with nothing left to place is dropped when read.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
+from hedge.sim.job_heap import JobHeap
 from hedge.sim.tables import Tables
 
 
@@ -26,31 +25,25 @@ class WaitingJobs:
 
     def __init__(self, tables: Tables) -> None:
         self.tb = tables
-        self._heap: list[int] = []
-        self._held = np.zeros(len(tables.j_off), dtype=bool)  # in the heap
+        self._jobs = JobHeap(len(tables.j_off))
 
     def note(self, jobs: np.ndarray) -> None:
         """These jobs arrived, or finished a task (their reduces may have become runnable)."""
         tb = self.tb
-        for j in jobs[(tb.j_next[jobs] < tb.j_end[jobs]) & ~self._held[jobs]].tolist():
-            if not self._held[j]:  # (a job may be listed twice)
-                heapq.heappush(self._heap, j)
-                self._held[j] = True
+        self._jobs.add_all(jobs[tb.j_next[jobs] < tb.j_end[jobs]])
 
     def first(self, need: int) -> list[int]:
         """The first unfinished jobs with originals waiting, ascending, until their waiting
         originals number ``need`` or more (or all of them)."""
-        tb, heap = self.tb, self._heap
-        found: list[int] = []
-        waiting = 0
-        while heap and waiting < need:
-            j = heapq.heappop(heap)
+        tb = self.tb
+        waiting = 0  # the waiting originals of the jobs found so far
+
+        def has_waiting(j: int) -> bool:
+            nonlocal waiting
             left = int(tb.j_end[j] - tb.j_next[j])
             if left <= 0 or tb.j_left[j] == 0:
-                self._held[j] = False
-                continue
-            found.append(j)
+                return False
             waiting += left
-        for j in found:
-            heapq.heappush(heap, j)
-        return found
+            return True
+
+        return self._jobs.first(has_waiting, stop=lambda _: waiting >= need)
