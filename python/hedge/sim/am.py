@@ -123,13 +123,10 @@ class AppMasters:
         at the end of the last step is after ``t``). Both spare a pass over every active
         job, which with every job arriving at once are tens of thousands."""
         tb = self.tb
-        act = tb.active
-        if not len(act):
+        if not len(tb.active):
             return
-        among = touched if only_touched else act
-        due = among[tb.j_next_scan[among] <= t + EPS]
+        due = self._due(t, touched, only_touched)
         if self.sleeps:
-            due = self._woken(t, touched, due)
             self._anchor[due] = np.nan
         if not len(due):
             return
@@ -245,14 +242,13 @@ class AppMasters:
         decides until when, from their state at the end of this step)."""
         tb = self.tb
         tb.j_next_scan[jobs] = grid_after(t, self.cluster.scan, self.cluster.tick)
-        if not by_cap and self.wake is None and self._unstarted_sleep:
-            jobs = jobs[self._unstarted(jobs)]  # (``settle``: until they start)
-        elif not by_cap and self.wake is None:
-            jobs = jobs[:0]
+        if not by_cap and self.wake is None:
+            # with no wake rule, ``settle`` would wake a started job at its next scan
+            # instant, the one just set, so it need not sleep (adaptive, score, rate and
+            # static skip most jobs at nearly every step, and settling them cost); a job
+            # not started yet sleeps until it starts, where the gate allows that
+            jobs = jobs[self._unstarted(jobs)] if self._unstarted_sleep else jobs[:0]
         if not self.sleeps or not len(jobs):
-            # (with no wake rule, ``settle`` would wake a started job at its next scan
-            # instant, the one just set, so it need not sleep: adaptive, score, rate and
-            # static skip most jobs at nearly every step, and settling them cost)
             return
         self._anchor[jobs] = t
         self._by_cap[jobs] = by_cap
@@ -263,6 +259,14 @@ class AppMasters:
     def _unstarted(self, jobs: np.ndarray) -> np.ndarray:
         """Per job: none of its originals placed yet, so it has had no attempt at all."""
         return self.tb.j_next[jobs] == self.tb.j_off[jobs]
+
+    def _due(self, t: float, touched: np.ndarray, only_touched: bool) -> np.ndarray:
+        """The active jobs to scan at ``t`` (``scan``'s arguments): those whose scan instant
+        has come, and the sleepers a change woke."""
+        tb = self.tb
+        among = touched if only_touched else tb.active
+        due = among[tb.j_next_scan[among] <= t + EPS]
+        return self._woken(t, touched, due) if self.sleeps else due
 
     def _woken(self, t: float, touched: np.ndarray, due: np.ndarray) -> np.ndarray:
         """``due`` and the sleeping jobs that changed in this step before the scan (a task
